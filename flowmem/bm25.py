@@ -1,0 +1,65 @@
+"""Okapi BM25 exactly as SQLite FTS5's bm25() computes it, over one user's statistics.
+
+FTS5's own bm25() takes the document count and average length of the whole table,
+so in a shared table one user's data would move another user's scores. Here the
+statistics are the user's own; on a table holding a single user the two agree to the
+last bits (tests/test_bm25.py checks that against FTS5 itself).
+
+    idf(t)   = ln((N - n_t + 0.5) / (n_t + 0.5)), or 1e-6 where that is not positive
+    score(d) = sum over query terms t of idf(t) * tf*(k1+1) / (tf + k1*(1 - b + b*|d|/avgdl))
+
+FTS5 returns the negated sum (smaller is better); this module returns it positive.
+"""
+from __future__ import annotations
+
+import math
+from typing import Dict, Iterable, Mapping, Sequence, Tuple
+
+K1 = 1.2
+B = 0.75
+
+
+def idf(n_docs: int, doc_freq: int) -> float:
+    """Inverse document frequency with FTS5's floor for terms in half the documents or more."""
+    value = math.log((n_docs - doc_freq + 0.5) / (doc_freq + 0.5))
+    return value if value > 0.0 else 1e-6
+
+
+def term_frequencies(postings: Iterable[Tuple[str, int]]) -> Dict[str, Dict[int, int]]:
+    """Count (term, doc) occurrence rows into {term: {doc: tf}}."""
+    tf: Dict[str, Dict[int, int]] = {}
+    for term, doc in postings:
+        per_doc = tf.setdefault(term, {})
+        per_doc[doc] = per_doc.get(doc, 0) + 1
+    return tf
+
+
+def scores(
+    terms: Sequence[str],
+    tf: Mapping[str, Mapping[int, int]],
+    lengths: Mapping[int, int],
+    n_docs: int,
+    total_length: int,
+    k1: float = K1,
+    b: float = B,
+) -> Dict[int, float]:
+    """BM25 of every document containing at least one of `terms`.
+
+    `tf` is {term: {doc: count}}; `lengths` gives each such document's token count;
+    `n_docs` and `total_length` are the user's document count and token total. Each
+    document's sum is taken in the order of `terms`, so results are reproducible.
+    """
+    if n_docs <= 0:
+        return {}
+    avg_length = total_length / n_docs if total_length else 1.0
+    # Operation order mirrors fts5_aux.c so that scores match FTS5's to the bit.
+    out: Dict[int, float] = {}
+    for t in terms:
+        docs = tf.get(t)
+        if not docs:
+            continue
+        weight = idf(n_docs, len(docs))
+        for doc, count in docs.items():
+            norm = k1 * (1.0 - b + b * lengths[doc] / avg_length)
+            out[doc] = out.get(doc, 0.0) + weight * ((count * (k1 + 1.0)) / (count + norm))
+    return out

@@ -1,0 +1,96 @@
+"""All settings in one dataclass, read from defaults, then FLOWMEM_* variables, then flags.
+
+Every field `name` can be set by the environment variable `FLOWMEM_<NAME>` and by the
+command-line flag `--<name with dashes>`; a flag wins over the environment, which wins
+over the default.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Mapping, Optional
+
+from .errors import ConfigError
+
+ENV_PREFIX = "FLOWMEM_"
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """flowmem's settings. Retrieval defaults are the measured ones (see README)."""
+
+    db: str = "flowmem.db"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    api_key: Optional[str] = None
+    api_key_file: Optional[str] = None
+    max_body_bytes: int = 8 * 1024 * 1024
+    max_inflight: int = 512
+    top_k_cap: int = 100
+    window_size: int = 3
+    segment_max_messages: int = 8
+    segment_max_gap_s: int = 1800
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    synchronous: str = "FULL"
+    log_level: str = "INFO"
+
+    def key(self) -> Optional[str]:
+        """The API key: `api_key` if set, else the first line of `api_key_file`, else None."""
+        if self.api_key:
+            return self.api_key
+        if self.api_key_file:
+            try:
+                with open(self.api_key_file, encoding="utf-8") as f:
+                    key = f.readline().strip()
+            except OSError as e:
+                raise ConfigError("cannot read api key file %s: %s" % (self.api_key_file, e.strerror))
+            if not key:
+                raise ConfigError("api key file %s is empty" % self.api_key_file)
+            return key
+        return None
+
+    def validate(self) -> "Config":
+        """Raise ConfigError for values no part of flowmem could work with."""
+        positive = ("port", "max_body_bytes", "max_inflight", "top_k_cap", "window_size", "segment_max_messages")
+        for name in positive:
+            if getattr(self, name) < (0 if name == "port" else 1):
+                raise ConfigError("%s must be positive, got %r" % (name, getattr(self, name)))
+        if self.port > 65535:
+            raise ConfigError("port must be at most 65535, got %r" % self.port)
+        if self.segment_max_gap_s < 0:
+            raise ConfigError("segment_max_gap_s must not be negative")
+        if self.synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+            raise ConfigError("synchronous must be OFF, NORMAL, FULL or EXTRA, got %r" % self.synchronous)
+        return self
+
+
+def _parse(field: dataclasses.Field, raw: str) -> Any:
+    kind = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", "str")
+    try:
+        if kind == "int":
+            return int(raw)
+        if kind == "float":
+            return float(raw)
+    except ValueError:
+        raise ConfigError("%s%s must be a number, got %r" % (ENV_PREFIX, field.name.upper(), raw))
+    return raw
+
+
+def load(flags: Optional[Mapping[str, Any]] = None, environ: Optional[Mapping[str, str]] = None) -> Config:
+    """Build a Config from `environ` (default: os.environ) and `flags` (None values are unset)."""
+    environ = os.environ if environ is None else environ
+    flags = flags or {}
+    values = {}
+    for field in dataclasses.fields(Config):
+        env_name = ENV_PREFIX + field.name.upper()
+        if flags.get(field.name) is not None:
+            values[field.name] = flags[field.name]
+        elif environ.get(env_name, "") != "":
+            values[field.name] = _parse(field, environ[env_name])
+    return Config(**values).validate()
+
+
+def field_names():
+    """Names of all settings, for building CLI flags."""
+    return [f.name for f in dataclasses.fields(Config)]

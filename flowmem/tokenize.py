@@ -1,0 +1,178 @@
+"""Turn text into index tokens, the same way for stored messages and for questions.
+
+Tokens are case-folded, NFKC-normalised words. Latin, Greek and Cyrillic lose their
+diacritics (so "café" meets "cafe"), while scripts whose marks carry meaning
+(Devanagari vowel signs, for instance) keep them. Scripts written without spaces
+(Han, kana, Hangul, Thai and neighbours) become single characters plus overlapping
+bigrams, so a two-character word in a question meets the same two characters in a
+message without a dictionary.
+
+A token never contains anything but letters, digits, combining marks and a decimal
+point between digits; that is what lets the FTS layer quote tokens without escaping.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Iterable, List
+
+# Tokens longer than this are cut: nothing useful is that long, and FTS5 has a limit.
+MAX_TOKEN_CHARS = 64
+
+# Words of the question itself ("what did ... do") that say nothing about the
+# evidence. They are removed from queries only; stored text keeps every word.
+QUESTION_STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been
+    before being below between both but by can could did do does doing down during each
+    few for from further had has have having he her here hers herself him himself his
+    how i if in into is it its itself just me might more most must my myself no nor not
+    now of off on once only or other our ours ourselves out over own same shall she
+    should so some such than that the their theirs them themselves then there these they
+    this those through to too under until up very was we were what when where which
+    while who whom whose why will with would you your yours yourself yourselves
+    ever much many s t also yet still would've
+    什么 吗 呢 的 了 是 在 有 和 哪 哪里 哪个 谁 怎么 为什么 吧 啊 么 个
+    """.split()
+)
+
+_ASCII_TOKEN = re.compile(r"\d+(?:\.\d+)+|[a-z0-9]+")
+_POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s\b")
+_INNER_APOSTROPHE = re.compile(r"(?<=\w)['\u2019](?=\w)")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
+def _is_spaceless(ch: str) -> bool:
+    """Scripts written without spaces between words: tokenised as characters and bigrams."""
+    cp = ord(ch)
+    return (
+        0x3040 <= cp <= 0x30FF  # hiragana, katakana
+        or 0x3400 <= cp <= 0x4DBF  # CJK extension A
+        or 0x4E00 <= cp <= 0x9FFF  # CJK unified ideographs
+        or 0xF900 <= cp <= 0xFAFF  # CJK compatibility ideographs
+        or 0x20000 <= cp <= 0x3134F  # CJK extensions B..G
+        or 0x1100 <= cp <= 0x11FF  # Hangul jamo
+        or 0xAC00 <= cp <= 0xD7AF  # Hangul syllables
+        or 0x31F0 <= cp <= 0x31FF  # katakana phonetic extensions
+        or 0x0E00 <= cp <= 0x0EFF  # Thai, Lao
+        or 0x1000 <= cp <= 0x109F  # Myanmar
+        or 0x1780 <= cp <= 0x17FF  # Khmer
+    )
+
+
+def _strips_marks(base: str) -> bool:
+    """Diacritics are noise on Latin, Greek and Cyrillic letters, meaning elsewhere."""
+    cp = ord(base)
+    return cp < 0x0530 or 0x1E00 <= cp <= 0x1FFF
+
+
+def normalize(text: str) -> str:
+    """Case-fold and normalise `text` the way every token is normalised."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFD", text)
+    kept = []
+    base = ""
+    for ch in decomposed:
+        if unicodedata.combining(ch):
+            if base and _strips_marks(base):
+                continue
+        else:
+            base = ch
+        kept.append(ch)
+    return unicodedata.normalize("NFC", "".join(kept))
+
+
+def _clusters(run: str) -> List[str]:
+    """Split a run into base characters, each with its following combining marks."""
+    out: List[str] = []
+    for ch in run:
+        if out and _is_mark(ch):
+            out[-1] += ch
+        else:
+            out.append(ch)
+    return out
+
+
+def _spaceless_tokens(run: str) -> List[str]:
+    chars = _clusters(run)
+    out: List[str] = []
+    for i, ch in enumerate(chars):
+        out.append(ch)
+        if i + 1 < len(chars):
+            out.append(ch + chars[i + 1])
+    return out
+
+
+def _is_mark(ch: str) -> bool:
+    return unicodedata.category(ch)[0] == "M"
+
+
+def _word_tokens(text: str) -> List[str]:
+    """Tokens of already-normalised non-ASCII text, scanned character by character."""
+    out: List[str] = []
+    word: List[str] = []
+    spaceless: List[str] = []
+
+    def flush_word() -> None:
+        if word:
+            joined = "".join(word)
+            # ASCII words go through the same pattern as all-ASCII text, so a word
+            # tokenises the same whatever text surrounds it.
+            out.extend(_ASCII_TOKEN.findall(joined) if joined.isascii() else [joined])
+            word.clear()
+
+    def flush_spaceless() -> None:
+        if spaceless:
+            out.extend(_spaceless_tokens("".join(spaceless)))
+            spaceless.clear()
+
+    last = len(text) - 1
+    for i, ch in enumerate(text):
+        if _is_spaceless(ch) or (spaceless and _is_mark(ch)):
+            flush_word()
+            spaceless.append(ch)
+        elif ch.isalnum() or (word and _is_mark(ch)) or (
+            ch == "." and word and word[-1].isdigit() and i < last and text[i + 1].isdigit()
+        ):
+            flush_spaceless()
+            word.append(ch)
+        else:
+            flush_spaceless()
+            flush_word()
+    flush_spaceless()
+    flush_word()
+    return out
+
+
+def tokenize(text: str) -> List[str]:
+    """Return the index tokens of `text`, in order, repeats kept."""
+    text = normalize(text)
+    text = _POSSESSIVE.sub("", text)
+    text = _INNER_APOSTROPHE.sub("", text)
+    text = _THOUSANDS.sub("", text)
+    raw = _ASCII_TOKEN.findall(text) if text.isascii() else _word_tokens(text)
+    return [t[:MAX_TOKEN_CHARS] for t in raw]
+
+
+def unique(tokens: Iterable[str]) -> List[str]:
+    """Tokens without repeats, in order of first appearance."""
+    seen = set()
+    out = []
+    for t in tokens:
+        if t not in seen:
+            seen.add(t)
+            out.append(t)
+    return out
+
+
+def query_terms(question: str) -> List[str]:
+    """Distinct search terms of a question: its tokens minus question stopwords.
+
+    A question made only of stopwords ("what is it?") keeps them, so it can still
+    match something rather than nothing.
+    """
+    tokens = unique(tokenize(question))
+    content = [t for t in tokens if t not in QUESTION_STOPWORDS]
+    return content or tokens

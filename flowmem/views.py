@@ -1,0 +1,97 @@
+"""Which retrieval views a session has: pure functions over message positions and times.
+
+A view is a contiguous run of one session's messages, named by its kind and its first
+and last position (1-based, inclusive):
+
+- `message`: one message;
+- `window`: `window_size` consecutive messages, every start position (stride 1); a
+  session shorter than that gets one window of all its messages;
+- `segment`: the session cut greedily into pieces of at most `segment_max_messages`,
+  a new piece also starting wherever consecutive timestamps are more than
+  `segment_max_gap_s` apart.
+
+Views never cross a session. When two kinds would cover exactly the same messages,
+only the first of message, window, segment exists, so no view repeats another.
+
+Sessions arrive in pieces (the platform sends at most 20 messages per Add), so the
+planner works on a session's tail: everything before the start of the last segment is
+final, and `plan_tail` returns the windows and segments that end at or after it. A
+session added in any number of pieces ends with the same views as one added whole.
+"""
+from __future__ import annotations
+
+from typing import List, Mapping, NamedTuple, Optional, Tuple
+
+MESSAGE, WINDOW, SEGMENT = "message", "window", "segment"
+KINDS = (MESSAGE, WINDOW, SEGMENT)
+
+
+class Span(NamedTuple):
+    kind: str
+    first: int
+    last: int
+
+
+def window_spans(n: int, size: int, min_last: int = 1) -> List[Span]:
+    """Windows of a session of `n` messages that end at or after `min_last`."""
+    if n < 2 or size < 2:
+        return []
+    if n < size:
+        spans = [(1, n)]
+    else:
+        spans = [(i, i + size - 1) for i in range(max(1, min_last - size + 1), n - size + 2)]
+    return [Span(WINDOW, a, b) for a, b in spans if b >= min_last]
+
+
+def segment_spans(
+    times: Mapping[int, Optional[int]], start: int, n: int, max_messages: int, max_gap_ms: int
+) -> List[Span]:
+    """Segments from `start` (a known segment boundary) to message `n`, cut greedily.
+
+    `times` maps positions from `start` to `n` to Unix ms timestamps (None when unknown);
+    a gap is only measured between two known timestamps.
+    """
+    spans = []
+    first = start
+    for seq in range(start + 1, n + 1):
+        before, now = times.get(seq - 1), times.get(seq)
+        gap = before is not None and now is not None and now - before > max_gap_ms
+        if seq - first >= max_messages or gap:
+            spans.append(Span(SEGMENT, first, seq - 1))
+            first = seq
+    if n >= start:
+        spans.append(Span(SEGMENT, first, n))
+    return spans
+
+
+def plan_tail(
+    times: Mapping[int, Optional[int]],
+    n: int,
+    segment_start: int,
+    window_size: int,
+    segment_max_messages: int,
+    segment_max_gap_ms: int,
+) -> Tuple[List[Span], int]:
+    """Windows and segments of an `n`-message session that end at or after `segment_start`.
+
+    `segment_start` is where the session's last segment began before this Add (1 for
+    a new session); `times` must cover positions from `segment_start` to `n`. Returns
+    the spans and the start of the new last segment, to be remembered for the next Add.
+    """
+    windows = window_spans(n, window_size, segment_start)
+    segments = segment_spans(times, segment_start, n, segment_max_messages, segment_max_gap_ms)
+    window_ranges = {(w.first, w.last) for w in windows}
+    kept = list(windows)
+    for s in segments:
+        if s.first != s.last and (s.first, s.last) not in window_ranges:
+            kept.append(s)
+    new_start = segments[-1].first if segments else segment_start
+    return kept, new_start
+
+
+def plan_session(
+    times: Mapping[int, Optional[int]], n: int, window_size: int, segment_max_messages: int, segment_max_gap_ms: int
+) -> List[Span]:
+    """Every view of a whole `n`-message session (message views included), in a stable order."""
+    spans, _ = plan_tail(times, n, 1, window_size, segment_max_messages, segment_max_gap_ms)
+    return sorted([Span(MESSAGE, i, i) for i in range(1, n + 1)] + spans, key=lambda s: (KINDS.index(s.kind), s.first))
