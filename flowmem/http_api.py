@@ -156,6 +156,8 @@ class Handler(BaseHTTPRequestHandler):
     """Moves bytes between a connection and App.handle; holds no policy of its own."""
 
     protocol_version = "HTTP/1.1"
+    # Answer even a garbled request line with a status line and headers, never bare HTTP/0.9.
+    default_request_version = "HTTP/1.0"
     server_version = "flowmem/" + __version__
     server: "Server"
 

@@ -485,8 +485,19 @@ class Store:
             )
         return out
 
-    def user_index_terms(self, user_id_or_key) -> List[str]:
-        """Every FTS5 index term belonging to a user key (empty once the user is deleted)."""
+    def session_views(self, user_id: str, session_id: str) -> List[views.Span]:
+        """The views a session has now, in a stable order (for inspection and tests)."""
         with self.reading() as r:
-            sql, params = fts.user_terms_sql(int(user_id_or_key))
+            rows = r.conn.execute(
+                "SELECT v.kind, v.first_seq, v.last_seq FROM views v"
+                " JOIN sessions s ON s.session_key = v.session_key JOIN users u ON u.user_key = s.user_key"
+                " WHERE u.user_id = ? AND s.session_id = ?",
+                (user_id, session_id),
+            ).fetchall()
+        return sorted((views.Span(*row) for row in rows), key=lambda s: (views.KINDS.index(s.kind), s.first))
+
+    def index_terms(self, user_key: int) -> List[str]:
+        """Every FTS5 index term stored under a user key (none once the user is deleted)."""
+        with self.reading() as r:
+            sql, params = fts.user_terms_sql(user_key)
             return [row[0] for row in r.conn.execute(sql, params)]

@@ -1,0 +1,56 @@
+"""Shared test fixtures: a Memory on a temporary database, and message builders."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import unittest
+from typing import Any, Dict, List, Optional
+
+from flowmem.config import load
+from flowmem.memory import Memory
+
+DAY_MS = 86_400_000
+T0 = 1683554160000  # 2023-05-08 13:56 UTC, a LoCoMo session date
+
+
+def message(content: str, role: str = "user", timestamp: Optional[int] = T0) -> Dict[str, Any]:
+    m: Dict[str, Any] = {"role": role, "content": content}
+    if timestamp is not None:
+        m["timestamp"] = timestamp
+    return m
+
+
+def add_body(user: str, session: str, contents: List[str], request_id: Optional[str] = None,
+             timestamp: Optional[int] = T0) -> Dict[str, Any]:
+    return {
+        "request_id": request_id or "%s/%s/%d/%s" % (user, session, len(contents), contents[0][:20]),
+        "user_id": user,
+        "session_id": session,
+        "messages": [message(c, "user" if i % 2 == 0 else "assistant", timestamp) for i, c in enumerate(contents)],
+    }
+
+
+class MemoryTestCase(unittest.TestCase):
+    """A test case with a fresh Memory in a temporary directory, closed afterwards."""
+
+    settings: Dict[str, Any] = {}
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="flowmem-test-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.memory = self.open_memory()
+
+    def db_path(self, name: str = "flowmem.db") -> str:
+        return os.path.join(self.tmp, name)
+
+    def open_memory(self, name: str = "flowmem.db", **settings: Any) -> Memory:
+        flags = {"db": self.db_path(name), "synchronous": "NORMAL"}
+        flags.update(self.settings)
+        flags.update(settings)
+        memory = Memory(load(flags, environ={}))
+        self.addCleanup(memory.close)
+        return memory
+
+    def search(self, query: str, user: str = "u1", top_k: int = 10, memory: Optional[Memory] = None) -> List[Dict[str, Any]]:
+        return (memory or self.memory).search({"query": query, "user_id": user, "top_k": top_k})["data"]

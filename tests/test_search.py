@@ -1,0 +1,157 @@
+import datetime
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+from flowmem.errors import InvalidField
+from flowmem.views import MESSAGE, SEGMENT, WINDOW
+
+from tests.helpers import T0, MemoryTestCase, add_body
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+SESSION = [
+    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+    "Melanie: Wow, that's great! What did you learn there?",
+    "Caroline: That acceptance matters. I want to study counseling next year.",
+    "Melanie: I painted a sunrise over the lake last week.",
+    "Caroline: Your sunrise painting sounds lovely, send me a photo!",
+    "Melanie: Sure. The kids loved the camping trip too.",
+]
+
+
+class SearchTest(MemoryTestCase):
+    def setUp(self):
+        super().setUp()
+        self.memory.add(add_body("u1", "s1", SESSION, request_id="r1"))
+        self.memory.add(add_body("u1", "s2", ["Melanie: we adopted a puppy named Oscar", "Caroline: Oscar is cute"],
+                                 request_id="r2", timestamp=T0 + 86_400_000))
+
+    def test_the_best_evidence_comes_first_with_provenance(self):
+        items = self.search("When did Caroline go to the LGBTQ support group?", top_k=5)
+        first = items[0]
+        self.assertIn("LGBTQ support group", first["content"])
+        self.assertEqual(first["view"], MESSAGE)
+        self.assertEqual(first["session_id"], "s1")
+        self.assertEqual(first["source_message_ids"], [first["id"]])
+        self.assertEqual(first["created_at"], "2023-05-08T13:56:00.000+00:00")
+        datetime.datetime.fromisoformat(first["created_at"])
+
+    def test_items_carry_every_view_kind_with_their_messages(self):
+        items = self.search("sunrise painting lake", top_k=100)
+        kinds = {i["view"] for i in items}
+        self.assertEqual(kinds, {MESSAGE, WINDOW, SEGMENT})
+        for i in items:
+            self.assertEqual(len(i["content"].split("\n")), len(i["source_message_ids"]))
+            self.assertTrue(i["id"])
+            self.assertIsInstance(i["score"], float)
+
+    def test_scores_never_increase_and_ids_are_unique(self):
+        items = self.search("Caroline Melanie sunrise puppy support", top_k=100)
+        scores = [i["score"] for i in items]
+        self.assertEqual(scores, sorted(scores, reverse=True))
+        self.assertEqual(len({i["id"] for i in items}), len(items))
+
+    def test_equal_scores_are_ordered_by_id(self):
+        self.memory.add(add_body("u2", "a", ["Tie: same words"], request_id="x"))
+        self.memory.add(add_body("u2", "b", ["Tie: same words"], request_id="y"))
+        items = self.search("same words", "u2")
+        self.assertEqual(items[0]["score"], items[1]["score"])
+        self.assertLess(items[0]["id"], items[1]["id"])
+
+    def test_top_k_rules(self):
+        self.assertEqual(self.search("Caroline", top_k=0), [])
+        self.assertEqual(len(self.search("Caroline", top_k=2)), 2)
+        many = self.memory.search({"query": "Caroline", "user_id": "u1", "top_k": 10**9})["data"]
+        self.assertLessEqual(len(many), 100)
+        with self.assertRaises(InvalidField) as cm:
+            self.memory.search({"query": "Caroline", "user_id": "u1", "top_k": -1})
+        self.assertEqual(cm.exception.field, "top_k")
+
+    def test_top_k_cap_is_configurable(self):
+        memory = self.open_memory(top_k_cap=3)
+        memory.add(add_body("u1", "s1", SESSION, request_id="r1"))
+        self.assertEqual(len(memory.search({"query": "Caroline", "user_id": "u1", "top_k": 50})["data"]), 3)
+
+    def test_search_fields_are_validated(self):
+        for body, field in (({"user_id": "u1", "top_k": 5}, "query"), ({"query": " ", "user_id": "u1", "top_k": 5}, "query"),
+                            ({"query": "x", "top_k": 5}, "user_id"), ({"query": "x", "user_id": "u1"}, "top_k"),
+                            ({"query": "x", "user_id": "u1", "top_k": "5"}, "top_k"),
+                            ({"query": "x", "user_id": "u1", "top_k": True}, "top_k"),
+                            ({"query": "x", "user_id": "u1", "top_k": 5, "options": "a"}, "options"),
+                            ({"query": "x", "user_id": "u1", "top_k": 5, "options": ["a", 3]}, "options[1]")):
+            with self.subTest(body=body):
+                with self.assertRaises(InvalidField) as cm:
+                    self.memory.search(body)
+                self.assertEqual(cm.exception.field, field)
+
+    def test_options_are_accepted(self):
+        data = self.memory.search({"query": "What did Melanie see over the lake?", "user_id": "u1", "top_k": 3,
+                                   "options": ["a sunrise", "a dog"]})["data"]
+        self.assertIn("sunrise over the lake", data[0]["content"])
+
+    def test_unknown_user_and_no_match_give_empty_lists(self):
+        self.assertEqual(self.search("Caroline", "nobody"), [])
+        self.assertEqual(self.search("xylophone"), [])
+
+    def test_question_words_do_not_drive_recall(self):
+        # "What did you ... there" is a message of its own; only "lake" says what the question is about.
+        items = self.search("What did you do there at the lake?", top_k=100)
+        self.assertTrue(items)
+        self.assertTrue(all("lake" in i["content"] for i in items))
+
+    def test_no_query_can_break_the_full_text_engine(self):
+        hostile = ['"', '""', "'", 'a" OR "b', "NEAR(Caroline Melanie, 2)", "NEAR", "*", "Carol*", "content:x",
+                   "terms:Caroline", "(", ")", "((Caroline", "AND", "OR NOT", "Caroline AND NOT Melanie", "^start",
+                   "-x +y ~z", "\x00\x01\x02\x1f\x7f", "\u200b\u202e", "😀👨‍👩‍👧", "卡罗琳去了哪里？", "ماذا فعلت كارولين",
+                   "Robert'); DROP TABLE messages;--", "%_\\", "{a} [b]", "1e400", "-- /* */",
+                   "Caroline " * 1400, "x" * 10_000]
+        for q in hostile:
+            with self.subTest(query=q[:40]):
+                self.assertIsInstance(self.search(q, top_k=5), list)
+        self.assertTrue(self.search("Caroline's sunrise?!", top_k=5))
+
+    def test_every_script_finds_itself(self):
+        texts = {"zh": "我们昨天在北京吃了烤鸭", "ja": "東京でラーメンを食べました", "ko": "서울에서 친구를 만났어요",
+                 "ru": "Мы ходили в театр в субботу", "el": "Πήγαμε στην παραλία", "ar": "ذهبنا إلى السوق",
+                 "hi": "हम बाज़ार गए थे", "fr": "Nous sommes allés au café près de l'église"}
+        for lang, text in texts.items():
+            self.memory.add(add_body("poly", lang, [text], request_id=lang))
+        queries = {"zh": "北京烤鸭", "ja": "東京", "ko": "서울", "ru": "театр", "el": "παραλία", "ar": "السوق",
+                   "hi": "बाज़ार", "fr": "cafe eglise"}
+        for lang, q in queries.items():
+            with self.subTest(lang=lang):
+                self.assertEqual(self.search(q, "poly", 1)[0]["content"], texts[lang])
+
+
+class DeterminismTest(unittest.TestCase):
+    SCRIPT = r"""
+import json, sys, tempfile, os
+sys.path.insert(0, sys.argv[1])
+from flowmem.config import load
+from flowmem.memory import Memory
+d = tempfile.mkdtemp()
+m = Memory(load({"db": os.path.join(d, "x.db"), "synchronous": "OFF"}, environ={}))
+words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+for s in range(6):
+    msgs = [{"role": "user", "content": "P%d: %s %s %s" % (i % 2, words[(s + i) % 8], words[(s * i) % 8], words[i % 8]),
+             "timestamp": 1683554160000 + s * 86400000} for i in range(25)]
+    m.add({"request_id": "r%d" % s, "user_id": "u", "session_id": "sess-%d" % s, "messages": msgs})
+out = [m.search({"query": q, "user_id": "u", "top_k": 100}) for q in ("alpha beta", "gamma", "theta zeta eta", "P1 delta")]
+print(json.dumps(out, sort_keys=True))
+"""
+
+    def test_results_are_byte_identical_across_hash_seeds(self):
+        outputs = set()
+        for seed in ("0", "1", "12345", "random"):
+            env = dict(os.environ, PYTHONHASHSEED=seed)
+            result = subprocess.run([sys.executable, "-c", self.SCRIPT, ROOT], env=env, capture_output=True, check=True)
+            outputs.add(result.stdout)
+        self.assertEqual(len(outputs), 1)
+        self.assertGreater(len(json.loads(outputs.pop())[0]["data"]), 10)
+
+
+if __name__ == "__main__":
+    unittest.main()

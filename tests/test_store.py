@@ -1,0 +1,139 @@
+import os
+import sqlite3
+import unittest
+from unittest import mock
+
+from flowmem import store as store_module
+from flowmem.errors import StoreError
+from flowmem.store import SCHEMA_VERSION, Store
+
+from tests.helpers import T0, MemoryTestCase, add_body, message
+
+
+class SchemaTest(MemoryTestCase):
+    def test_new_database_is_wal_and_at_the_current_schema_version(self):
+        conn = sqlite3.connect(self.db_path())
+        self.addCleanup(conn.close)
+        self.assertEqual(conn.execute("PRAGMA journal_mode").fetchone()[0], "wal")
+        self.assertEqual(conn.execute("PRAGMA user_version").fetchone()[0], SCHEMA_VERSION)
+
+    def test_reopening_keeps_data_and_does_not_migrate_again(self):
+        self.memory.add(add_body("u1", "s1", ["Alice: the blue kite"]))
+        self.memory.close()
+        again = self.open_memory()
+        self.assertEqual(again.stats()["messages"], 1)
+        self.assertEqual(self.search("kite", memory=again)[0]["content"], "Alice: the blue kite")
+
+    def test_a_database_from_a_newer_flowmem_is_refused(self):
+        path = self.db_path("future.db")
+        conn = sqlite3.connect(path)
+        conn.execute("PRAGMA user_version = %d" % (SCHEMA_VERSION + 1))
+        conn.close()
+        with self.assertRaises(StoreError) as cm:
+            Store(path)
+        self.assertIn("schema version", cm.exception.reason)
+
+    def test_migrations_upgrade_an_older_database_step_by_step(self):
+        path = self.db_path("old.db")
+        applied = []
+        steps = [["CREATE TABLE step_one (x)"], ["CREATE TABLE step_two (x)"]]
+        with mock.patch.object(store_module, "MIGRATIONS", steps[:1]), \
+                mock.patch.object(store_module, "SCHEMA_VERSION", 1):
+            Store(path).close()
+        with mock.patch.object(store_module, "MIGRATIONS", steps), mock.patch.object(store_module, "SCHEMA_VERSION", 2):
+            s = Store(path)
+            applied = [r[0] for r in s._writer.execute("SELECT name FROM sqlite_master WHERE name LIKE 'step_%' ORDER BY name")]
+            version = s.schema_version()
+            s.close()
+        self.assertEqual(applied, ["step_one", "step_two"])
+        self.assertEqual(version, 2)
+
+    def test_a_file_that_is_not_a_database_gives_a_clear_error(self):
+        path = self.db_path("junk.db")
+        with open(path, "wb") as f:
+            f.write(b"this is not sqlite" * 100)
+        with self.assertRaises(StoreError) as cm:
+            Store(path)
+        self.assertIn(path, cm.exception.reason)
+
+    def test_close_checkpoints_the_wal_into_the_database_file(self):
+        self.memory.add(add_body("u1", "s1", ["Alice: durable words"]))
+        self.memory.close()
+        wal = self.db_path() + "-wal"
+        self.assertFalse(os.path.exists(wal) and os.path.getsize(wal) > 0)
+        conn = sqlite3.connect(self.db_path())
+        self.addCleanup(conn.close)
+        self.assertEqual(conn.execute("SELECT content FROM messages").fetchone()[0], "Alice: durable words")
+
+
+class VerbatimTest(MemoryTestCase):
+    def test_messages_are_stored_and_returned_byte_for_byte(self):
+        texts = ["  Alice:  spaced\tout  ", "Bob: emoji 🙂 and 中文 and \u0000 nul and \x1b escape",
+                 "Carol: line one\r\nline two", "Dave: ünïcödé — “quotes” 'single' \\ backslash"]
+        self.memory.add({"request_id": "r", "user_id": "u1", "session_id": "s",
+                         "messages": [message(t) for t in texts]})
+        conn = sqlite3.connect(self.db_path())
+        self.addCleanup(conn.close)
+        stored = [r[0] for r in conn.execute("SELECT content FROM messages ORDER BY seq")]
+        self.assertEqual(stored, texts)
+        contents = {i["content"] for i in self.search("emoji spaced line ünïcödé", top_k=100)}
+        for t in texts:
+            self.assertIn(t, contents)
+
+    def test_role_timestamp_request_and_order_are_kept(self):
+        self.memory.add({"request_id": "req-9", "user_id": "u1", "session_id": "s",
+                         "messages": [message("a one", "user", T0), message("b two", "assistant", None),
+                                      message("c three", "tool", T0 + 5)]})
+        conn = sqlite3.connect(self.db_path())
+        self.addCleanup(conn.close)
+        rows = conn.execute("SELECT seq, role, content, timestamp_ms, request_id FROM messages ORDER BY seq").fetchall()
+        self.assertEqual(rows, [(1, "user", "a one", T0, "req-9"), (2, "assistant", "b two", None, "req-9"),
+                                (3, "tool", "c three", T0 + 5, "req-9")])
+
+
+class DeleteUserTest(MemoryTestCase):
+    def test_nothing_of_a_deleted_user_remains_index_included(self):
+        self.memory.add(add_body("gone", "s1", ["Zed: my zanzibarian flamingo", "Amy: nice", "Zed: yes"]))
+        self.memory.add(add_body("gone", "s2", ["Zed: second session words"]))
+        self.memory.add(add_body("kept", "s1", ["Kim: my quokka photo"]))
+        key = self.memory.store._writer.execute("SELECT user_key FROM users WHERE user_id='gone'").fetchone()[0]
+        self.assertTrue(self.memory.store.index_terms(key))
+        self.assertTrue(self._file_contains(b"zanzibarian"))
+
+        self.assertTrue(self.memory.delete_user("gone"))
+
+        self.assertEqual(self.memory.store.index_terms(key), [])
+        conn = self.memory.store._writer
+        for table, where in (("users", "user_id = 'gone'"), ("requests", "user_key = %d" % key),
+                             ("sessions", "user_key = %d" % key),
+                             ("messages", "content LIKE 'Zed:%'"), ("views", "session_key NOT IN (SELECT session_key FROM sessions)")):
+            self.assertEqual(conn.execute("SELECT count(*) FROM %s WHERE %s" % (table, where)).fetchone()[0], 0, table)
+        self.assertEqual(self.search("flamingo", "gone"), [])
+        self.assertEqual(self.memory.stats("gone"), {"user_id": "gone", "exists": False})
+        self.memory.close()
+        # Not even freed pages or index segments keep the words (secure_delete + FTS5 optimize + checkpoint).
+        self.assertFalse(self._file_contains(b"zanzibarian"))
+        again = self.open_memory()
+        self.assertEqual(self.search("quokka", "kept", memory=again)[0]["content"], "Kim: my quokka photo")
+
+    def test_deleted_user_can_add_again_and_old_request_ids_are_forgotten(self):
+        body = add_body("u1", "s1", ["Alice: first life"], request_id="r1")
+        self.memory.add(body)
+        self.memory.delete_user("u1")
+        self.memory.add(add_body("u1", "s1", ["Alice: second life"], request_id="r1"))
+        self.assertEqual([i["content"] for i in self.search("life", top_k=5)], ["Alice: second life"])
+
+    def test_deleting_an_unknown_user_reports_it(self):
+        self.assertFalse(self.memory.delete_user("nobody"))
+
+    def _file_contains(self, needle: bytes) -> bool:
+        data = b""
+        for suffix in ("", "-wal"):
+            if os.path.exists(self.db_path() + suffix):
+                with open(self.db_path() + suffix, "rb") as f:
+                    data += f.read()
+        return needle in data
+
+
+if __name__ == "__main__":
+    unittest.main()

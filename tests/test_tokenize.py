@@ -1,0 +1,67 @@
+import unicodedata
+import unittest
+
+from flowmem.tokenize import MAX_TOKEN_CHARS, query_terms, tokenize
+
+
+class TokenizeTest(unittest.TestCase):
+    def test_case_and_punctuation_do_not_matter(self):
+        self.assertEqual(tokenize("Hello, WORLD!"), ["hello", "world"])
+
+    def test_possessive_and_contractions_meet_the_plain_word(self):
+        self.assertEqual(tokenize("Caroline's dog"), ["caroline", "dog"])
+        self.assertEqual(tokenize("Caroline\u2019s"), ["caroline"])
+        self.assertEqual(tokenize("don't"), ["dont"])
+
+    def test_numbers_keep_decimals_and_drop_thousands_separators(self):
+        self.assertEqual(tokenize("1,000 people paid 3.5 dollars."), ["1000", "people", "paid", "3.5", "dollars"])
+
+    def test_latin_greek_cyrillic_diacritics_fold(self):
+        self.assertEqual(tokenize("Café naïve Ёлка"), tokenize("cafe naive елка"))
+
+    def test_marks_that_carry_meaning_are_kept(self):
+        # Devanagari vowel signs are combining marks; dropping them would change the word.
+        self.assertEqual(tokenize("हिन्दी भाषा"), ["हिन्दी", "भाषा"])
+
+    def test_cjk_becomes_characters_and_bigrams(self):
+        self.assertEqual(tokenize("北京烤鸭"), ["北", "北京", "京", "京烤", "烤", "烤鸭", "鸭"])
+        self.assertIn("手机", tokenize("iPhone手机"))
+        self.assertIn("iphone", tokenize("iPhone手机"))
+
+    def test_kana_and_hangul_get_bigrams(self):
+        self.assertIn("東京", tokenize("東京へ行く"))
+        self.assertIn("서울", tokenize("서울에서"))
+
+    def test_same_word_same_token_whatever_surrounds_it(self):
+        self.assertEqual(tokenize("version 3.5 ok")[1:], tokenize("версия 3.5 ok")[1:])
+
+    def test_tokens_never_carry_fts_syntax(self):
+        nasty = 'a"b NEAR(x y) c* d:e (f) ^g -h +i \x00\x1f \u200b {j} [k] 😀 \ud7ff'
+        tokens = tokenize(nasty)
+        self.assertIn("near", tokens)
+        for token in tokens:
+            # Letters, digits, combining marks, and a decimal point: nothing FTS5 would parse.
+            self.assertTrue(all(ch.isalnum() or ch == "." or unicodedata.category(ch)[0] == "M" for ch in token), token)
+
+    def test_long_tokens_are_cut(self):
+        (token,) = tokenize("x" * 10_000)
+        self.assertEqual(len(token), MAX_TOKEN_CHARS)
+
+
+class QueryTermsTest(unittest.TestCase):
+    def test_question_words_are_dropped(self):
+        self.assertEqual(query_terms("When did Caroline go to the LGBTQ support group?"),
+                         ["caroline", "go", "lgbtq", "support", "group"])
+
+    def test_repeats_are_dropped_in_order(self):
+        self.assertEqual(query_terms("dog cat dog"), ["dog", "cat"])
+
+    def test_a_question_of_stopwords_only_keeps_them(self):
+        self.assertEqual(query_terms("What is it?"), ["what", "is", "it"])
+
+    def test_empty_or_symbol_only_question_has_no_terms(self):
+        self.assertEqual(query_terms("?!* ()"), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
