@@ -50,6 +50,11 @@ def delete_sql() -> str:
     return "INSERT INTO %s(%s, rowid, terms) VALUES ('delete', ?, ?)" % (TABLE, TABLE)
 
 
+def optimize_sql() -> str:
+    """Merge the whole index into one b-tree, dropping deleted entries for good."""
+    return "INSERT INTO %s(%s) VALUES ('optimize')" % (TABLE, TABLE)
+
+
 def postings_sql(user_key: int, tokens: Sequence[str]) -> Tuple[str, List[str]]:
     """SQL and params listing (term, doc_id) once per occurrence of each token.
 

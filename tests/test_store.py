@@ -1,5 +1,6 @@
 import os
 import sqlite3
+import time
 import unittest
 from unittest import mock
 
@@ -64,6 +65,25 @@ class SchemaTest(MemoryTestCase):
         conn = sqlite3.connect(self.db_path())
         self.addCleanup(conn.close)
         self.assertEqual(conn.execute("SELECT content FROM messages").fetchone()[0], "Alice: durable words")
+
+
+class CheckpointTest(MemoryTestCase):
+    def test_writes_reach_the_database_file_in_the_background(self):
+        self.memory.add(add_body("u1", "s1", ["Alice: checkpointed cormorant"]))
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not self._in_main_file(b"cormorant"):
+            time.sleep(0.05)
+        self.assertTrue(self._in_main_file(b"cormorant"), "the WAL was never copied back")
+
+    def test_closing_stops_the_background_thread(self):
+        thread = self.memory.store._checkpointer
+        self.assertTrue(thread.is_alive())
+        self.memory.close()
+        self.assertFalse(thread.is_alive())
+
+    def _in_main_file(self, needle):
+        with open(self.db_path(), "rb") as f:
+            return needle in f.read()
 
 
 class VerbatimTest(MemoryTestCase):
