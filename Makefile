@@ -1,6 +1,7 @@
 PYTHON ?= python3
+LOCOMO ?= ../shared/data/locomo/locomo10-dev.json
 
-.PHONY: test serve check-contract
+.PHONY: test serve eval eval-synthetic bench bench-isolation check-contract
 
 # Every test, standard library only.
 test:
@@ -8,6 +9,18 @@ test:
 
 serve:
 	$(PYTHON) -m flowmem serve
+
+# Retrieval quality on the LoCoMo development split (path: LOCOMO=...).
+eval:
+	$(PYTHON) tools/eval.py locomo $(LOCOMO)
+
+# Retrieval quality on the committed synthetic suite.
+eval-synthetic:
+	$(PYTHON) tools/eval.py synthetic
+
+# Search latency of one user inside 1M messages of 1,000 others vs an empty database.
+bench-isolation:
+	$(PYTHON) tools/bench_isolation.py
 
 # Run the independent contract checker against a server you started (ENDPOINT=...).
 ENDPOINT ?= http://127.0.0.1:8000
