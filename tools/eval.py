@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Measure what flowmem retrieves: LoCoMo or the synthetic suite, or compare two runs.
+
+    python tools/eval.py locomo [PATH]              # default ../shared/data/locomo/locomo10-dev.json
+    python tools/eval.py synthetic [PATH]           # default fixtures/synthetic-small.json
+    python tools/eval.py compare A.jsonl B.jsonl    # paired difference with bootstrap CIs
+
+`locomo` and `synthetic` replay each conversation the way the challenge platform does
+and score every returned item in message-budget and item rank (tools/evalkit/metrics.py).
+In-process by default, on a fresh database in a temporary folder; `--endpoint URL`
+sends the same requests to a running server instead. `--out FILE.jsonl` keeps one
+line per question for `compare`; `--set NAME=VALUE` overrides any flowmem setting
+(in-process only), e.g. `--set window_size=5`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sqlite3
+import sys
+import tempfile
+from typing import Any, Dict, List, Optional
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+from flowmem import config as flowmem_config  # noqa: E402
+from tools.evalkit import compare as comparing, dataset as datasets, report, runner  # noqa: E402
+from tools.evalkit.replay import HttpClient, InProcessClient  # noqa: E402
+
+DEFAULT_LOCOMO = os.path.join(REPO, "..", "shared", "data", "locomo", "locomo10-dev.json")
+DEFAULT_SYNTHETIC = os.path.join(REPO, "fixtures", "synthetic-small.json")
+
+
+def parse_settings(pairs: List[str]) -> Dict[str, Any]:
+    """`name=value` pairs into Config flags, typed like the Config field."""
+    defaults = flowmem_config.Config()
+    out: Dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or name not in flowmem_config.field_names():
+            raise SystemExit("eval: --set takes NAME=VALUE with NAME one of: %s" % ", ".join(flowmem_config.field_names()))
+        kind = type(getattr(defaults, name))
+        out[name] = value if kind in (str, type(None)) else kind(value)
+    return out
+
+
+def make_client(args: argparse.Namespace, workdir: str) -> Any:
+    if args.endpoint:
+        if args.set:
+            raise SystemExit("eval: --set applies in-process only; configure the server instead")
+        return HttpClient(args.endpoint, args.api_key)
+    flags = {"db": os.path.join(workdir, "eval.db")}
+    flags.update(parse_settings(args.set))
+    return InProcessClient(flowmem_config.load(flags, environ={}))
+
+
+def run_dataset(args: argparse.Namespace, dataset: datasets.Dataset) -> Dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="flowmem-eval-") as workdir:
+        client = make_client(args, workdir)
+        try:
+            run = runner.evaluate(dataset, client, args.top_k,
+                                  progress=(lambda m: print(m, file=sys.stderr)) if args.verbose else None)
+        finally:
+            client.close()
+    categories = datasets.category_order(dataset)
+    groups = runner.groups(run, categories)
+    timing = run.timing()
+    print("# %s" % os.path.basename(dataset.name))
+    print()
+    print("%d questions scored over %d conversations (%d messages); %d skipped for invalid evidence%s" % (
+        len(run.outcomes), len(dataset.conversations), run.messages, len(dataset.skipped),
+        ": " + ", ".join(s["qid"] for s in dataset.skipped) if dataset.skipped else ""))
+    print("mode: %s; top_k %d; settings: %s" % ("HTTP " + args.endpoint if args.endpoint else "in-process",
+                                               args.top_k, " ".join(args.set) or "defaults"))
+    print()
+    for t in report.summary_tables(groups):
+        print(t)
+        print()
+    print("Index: %.1f s for %d messages (%.0f messages/s); search latency p50 %.1f ms, p95 %.1f ms" % (
+        timing["index_seconds"], timing["messages"], timing["messages_per_second"],
+        timing["search_p50_ms"], timing["search_p95_ms"]))
+    print("Machine: %d CPUs, %s, Python %s, SQLite %s" % (os.cpu_count() or 0, platform.platform(),
+                                                        platform.python_version(), sqlite3.sqlite_version))
+    if args.out:
+        runner.write_jsonl(run, args.out)
+        print("per-question output: %s" % args.out)
+    summary = {"dataset": dataset.name, "groups": groups, "timing": timing,
+               "skipped": dataset.skipped, "settings": args.set, "endpoint": args.endpoint}
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(summary, f, indent=1, sort_keys=True)
+    return summary
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="eval.py", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, default in (("locomo", DEFAULT_LOCOMO), ("synthetic", DEFAULT_SYNTHETIC)):
+        p = commands.add_parser(name, help="evaluate on %s" % name)
+        p.add_argument("path", nargs="?", default=default, help="dataset file (default: %(default)s)")
+        p.add_argument("--endpoint", help="URL of a running flowmem server (default: in-process)")
+        p.add_argument("--api-key", default=os.environ.get("FLOWMEM_API_KEY"), help="key for --endpoint")
+        p.add_argument("--top-k", type=int, default=100, help="items per search (default: 100)")
+        p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a flowmem setting")
+        p.add_argument("--out", help="write one JSON line per question here")
+        p.add_argument("--json", help="write the summary as JSON here")
+        p.add_argument("--verbose", action="store_true", help="progress on stderr")
+    p = commands.add_parser("compare", help="paired difference of two --out files (B - A)")
+    p.add_argument("a")
+    p.add_argument("b")
+    args = parser.parse_args(argv)
+
+    if args.command == "compare":
+        a, b = runner.read_jsonl(args.a), runner.read_jsonl(args.b)
+        print("B = %s, A = %s; %d paired questions" % (args.b, args.a, len(comparing.paired(a, b))))
+        print()
+        print(comparing.compare_table(comparing.compare(a, b)))
+        return 0
+    if not os.path.exists(args.path):
+        print("eval: no dataset at %s" % args.path, file=sys.stderr)
+        return 2
+    dataset = datasets.load_locomo(args.path) if args.command == "locomo" else datasets.load_json(args.path)
+    run_dataset(args, dataset)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""Run a dataset through a client and collect per-question outcomes, timings and output."""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
+
+from . import metrics
+from .dataset import Dataset
+from .replay import TurnMap, ask, percentile, replay
+
+# Categories whose questions have no answer in memory; "answerable" summaries leave them out.
+UNANSWERABLE = ("adversarial", "unanswerable")
+
+
+class Run(NamedTuple):
+    dataset: Dataset
+    outcomes: List[metrics.Outcome]
+    questions: Dict[str, Dict[str, Any]]  # qid -> question text, answer
+    index_seconds: float
+    messages: int
+
+    def latencies(self) -> List[float]:
+        return [o.latency_ms for o in self.outcomes]
+
+    def timing(self) -> Dict[str, float]:
+        lat = self.latencies()
+        return {"index_seconds": self.index_seconds, "messages": self.messages,
+                "messages_per_second": self.messages / self.index_seconds if self.index_seconds else 0.0,
+                "search_p50_ms": percentile(lat, 50), "search_p95_ms": percentile(lat, 95)}
+
+
+def evaluate(dataset: Dataset, client: Any, top_k: int = 100,
+             progress: Optional[Callable[[str], None]] = None) -> Run:
+    """Replay every conversation, ask every question, and score the answers."""
+    outcomes: List[metrics.Outcome] = []
+    questions: Dict[str, Dict[str, Any]] = {}
+    index_seconds = 0.0
+    messages = 0
+    for conversation in dataset.conversations:
+        index_seconds += replay(client, conversation)
+        messages += sum(len(s.turns) for s in conversation.sessions)
+        turn_map = TurnMap(conversation)
+        for question in conversation.questions:
+            items, latency = ask(client, conversation, question, top_k)
+            outcomes.append(metrics.outcome(question.qid, question.category, question.gold, items,
+                                            [turn_map.turns_of(i) for i in items], turn_map.text, latency))
+            questions[question.qid] = {"question": question.question, "answer": question.answer}
+        if progress:
+            progress("%s: %d questions" % (conversation.user_id, len(conversation.questions)))
+    return Run(dataset, outcomes, questions, index_seconds, messages)
+
+
+def write_jsonl(run: Run, path: str) -> None:
+    """One line per question: text, gold, where each gold turn landed, top ids, metrics."""
+    with open(path, "w", encoding="utf-8") as f:
+        for o in run.outcomes:
+            line = {"qid": o.qid, "category": o.category, "question": run.questions[o.qid]["question"],
+                    "answer": run.questions[o.qid]["answer"], "gold": o.gold,
+                    "message_ranks": o.message_ranks, "item_ranks": o.item_ranks, "context_ends": o.context_ends,
+                    "top_ids": o.top_ids, "latency_ms": round(o.latency_ms, 3), "metrics": o.values()}
+            f.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
+
+
+def read_jsonl(path: str) -> List[Dict[str, Any]]:
+    """Per-question lines written by write_jsonl."""
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def groups(run: Run, categories: Sequence[str]) -> Dict[str, Dict[str, float]]:
+    return metrics.by_group(run.outcomes, categories, UNANSWERABLE)
