@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Write the synthetic evaluation suite (tools/evalkit/synthetic.py) as JSON.
+
+Usage (from anywhere):
+
+    python tools/synthetic.py [--seed 1] [--size small|medium] --out PATH
+
+The same seed and size always give byte-identical output. The committed fixture is
+
+    python tools/synthetic.py --seed 1 --size small --out fixtures/synthetic-small.json
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import List, Optional
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+from tools.evalkit.synthetic import SIZES, dumps, generate  # noqa: E402
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description="Generate the synthetic evaluation suite as JSON.")
+    parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    parser.add_argument("--size", choices=list(SIZES), default="small", help="suite size (default small)")
+    parser.add_argument("--out", required=True, help="output JSON path")
+    args = parser.parse_args(argv)
+    dataset = generate(args.seed, args.size)
+    text = dumps(dataset)
+    with open(args.out, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    questions = sum(len(c.questions) for c in dataset.conversations)
+    print("wrote %s: %d users, %d questions, %d bytes" % (args.out, len(dataset.conversations), questions,
+                                                          len(text.encode("utf-8"))), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
