@@ -156,6 +156,9 @@ class Handler(BaseHTTPRequestHandler):
     """Moves bytes between a connection and App.handle; holds no policy of its own."""
 
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; with Nagle's algorithm on, the second
+    # waits for the client's delayed ACK (~40 ms per keep-alive request).
+    disable_nagle_algorithm = True
     # Answer even a garbled request line with a status line and headers, never bare HTTP/0.9.
     default_request_version = "HTTP/1.0"
     server_version = "flowmem/" + __version__
