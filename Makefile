@@ -18,6 +18,10 @@ eval:
 eval-synthetic:
 	$(PYTHON) tools/eval.py synthetic
 
+# Speed: Add throughput (in-process and over HTTP), Search latency beside bare FTS5, memory, disk.
+bench:
+	$(PYTHON) tools/bench.py
+
 # Search latency of one user inside 1M messages of 1,000 others vs an empty database.
 bench-isolation:
 	$(PYTHON) tools/bench_isolation.py
