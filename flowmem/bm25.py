@@ -34,6 +34,33 @@ def term_frequencies(postings: Iterable[Tuple[str, int]]) -> Dict[str, Dict[int,
     return tf
 
 
+def weighted_scores(
+    terms: Sequence[str],
+    weights: Mapping[str, float],
+    tf: Mapping[str, Mapping[int, int]],
+    lengths: Mapping[int, int],
+    n_docs: int,
+    total_length: int,
+    k1: float = K1,
+    b: float = B,
+) -> Dict[int, float]:
+    """BM25 with each term's idf given in `weights` (for when document frequencies come from elsewhere)."""
+    if n_docs <= 0:
+        return {}
+    avg_length = total_length / n_docs if total_length else 1.0
+    # Operation order mirrors fts5_aux.c so that scores match FTS5's to the bit.
+    out: Dict[int, float] = {}
+    for t in terms:
+        docs = tf.get(t)
+        if not docs:
+            continue
+        weight = weights[t]
+        for doc, count in docs.items():
+            norm = k1 * (1.0 - b + b * lengths[doc] / avg_length)
+            out[doc] = out.get(doc, 0.0) + weight * ((count * (k1 + 1.0)) / (count + norm))
+    return out
+
+
 def scores(
     terms: Sequence[str],
     tf: Mapping[str, Mapping[int, int]],
@@ -45,21 +72,11 @@ def scores(
 ) -> Dict[int, float]:
     """BM25 of every document containing at least one of `terms`.
 
-    `tf` is {term: {doc: count}}; `lengths` gives each such document's token count;
-    `n_docs` and `total_length` are the user's document count and token total. Each
-    document's sum is taken in the order of `terms`, so results are reproducible.
+    `tf` is {term: {doc: count}} and also gives each term's document frequency;
+    `lengths` gives each such document's token count; `n_docs` and `total_length`
+    are the collection's document count and token total. Each document's sum is
+    taken in the order of `terms`, so results are reproducible.
     """
-    if n_docs <= 0:
-        return {}
-    avg_length = total_length / n_docs if total_length else 1.0
-    # Operation order mirrors fts5_aux.c so that scores match FTS5's to the bit.
-    out: Dict[int, float] = {}
-    for t in terms:
-        docs = tf.get(t)
-        if not docs:
-            continue
-        weight = idf(n_docs, len(docs))
-        for doc, count in docs.items():
-            norm = k1 * (1.0 - b + b * lengths[doc] / avg_length)
-            out[doc] = out.get(doc, 0.0) + weight * ((count * (k1 + 1.0)) / (count + norm))
-    return out
+    present = [t for t in terms if tf.get(t)]
+    weights = {t: idf(n_docs, len(tf[t])) for t in present}
+    return weighted_scores(present, weights, tf, lengths, n_docs, total_length, k1, b)

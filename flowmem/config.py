@@ -32,6 +32,29 @@ class Config:
     segment_max_gap_s: int = 1800
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
+    rrf_k: float = 60.0
+    weight_bm25: float = 0.1
+    weight_window: float = 1.0
+    weight_segment: float = 0.5
+    weight_coverage: float = 0.05
+    weight_phrase: float = 0.1
+    weight_names: float = 0.0
+    weight_speaker: float = 0.1
+    weight_numbers: float = 0.0
+    weight_options: float = 0.0
+    weight_time: float = 0.1
+    weight_adjacency: float = 0.05
+    adjacency_top: int = 3
+    candidate_pool: int = 2000
+    context_pool: int = 300
+    head_size: int = 10
+    feedback_docs: int = 5
+    feedback_terms: int = 40
+    tail_weight_feedback: float = 0.5
+    tail_weight_speaker: float = 0.5
+    view_kind: str = "window"
+    message_share: float = 0.95
+    state_update_window: int = 20
     synchronous: str = "FULL"
     log_level: str = "INFO"
 
@@ -50,6 +73,16 @@ class Config:
             return key
         return None
 
+    def weights(self):
+        """(signal, weight) pairs of every `weight_<signal>` setting, in a stable order."""
+        return tuple((f.name[len("weight_"):], getattr(self, f.name))
+                     for f in dataclasses.fields(self) if f.name.startswith("weight_"))
+
+    def tail_weights(self):
+        """(signal, weight) pairs of every `tail_weight_<signal>` setting: weights that differ in the tail."""
+        return tuple((f.name[len("tail_weight_"):], getattr(self, f.name))
+                     for f in dataclasses.fields(self) if f.name.startswith("tail_weight_"))
+
     def validate(self) -> "Config":
         """Raise ConfigError for values no part of flowmem could work with."""
         positive = ("port", "max_body_bytes", "max_inflight", "top_k_cap", "window_size", "segment_max_messages")
@@ -58,8 +91,14 @@ class Config:
                 raise ConfigError("%s must be positive, got %r" % (name, getattr(self, name)))
         if self.port > 65535:
             raise ConfigError("port must be at most 65535, got %r" % self.port)
+        if self.rrf_k < 0 or any(w < 0 for _, w in self.weights()):
+            raise ConfigError("rrf_k and every weight_* must not be negative")
         if self.segment_max_gap_s < 0:
             raise ConfigError("segment_max_gap_s must not be negative")
+        if self.view_kind not in ("message", "window", "segment"):
+            raise ConfigError("view_kind must be message, window or segment, got %r" % self.view_kind)
+        if not 0.0 <= self.message_share <= 1.0:
+            raise ConfigError("message_share must be between 0 and 1")
         if self.synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise ConfigError("synchronous must be OFF, NORMAL, FULL or EXTRA, got %r" % self.synchronous)
         return self

@@ -1,11 +1,13 @@
 """How a user's tokens live in the shared FTS5 index, and the SQL that reads them.
 
 One FTS5 table holds every user's views, but no two users share an index term: each
-token is stored as `<user_key>_<token>` (user 7's "dog" is `7_dog`). A term lookup
-therefore walks only the asking user's postings, whatever else the table holds; a
-filter on a user column would walk everyone's. The same prefix keeps document
-frequencies per user, and flowmem keeps each user's document count and total length
-itself (`users.n_docs`, `users.total_length`), so BM25 never sees other users' data.
+token is stored as `<user_key>_<kind>_<token>` (user 7's "dog" in a message view is
+`7_m_dog`, in a window `7_w_dog`, in a segment `7_s_dog`; the speaker "Caroline" of a
+message is `7_p_carolin`, kept apart from what was said). A term lookup therefore
+walks only the asking user's postings, of one view kind, whatever else the table
+holds; a filter on a user column would walk everyone's. The prefixes also make
+document frequencies per user and per kind, and flowmem keeps each user's document
+count and total length itself (`user_stats`), so BM25 never sees other users' data.
 
 Tokens contain only letters, digits, combining marks and a decimal point (see
 tokenize.py); with the `ascii` tokenizer and `_` and `.` as token characters, FTS5
@@ -14,10 +16,15 @@ Nothing a client sends is ever parsed as FTS5 query syntax.
 """
 from __future__ import annotations
 
-from typing import Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Sequence, Tuple
 
 TABLE = "view_index"
-TERMS_TABLE = "view_index_terms"
+INSTANCES_TABLE = "view_index_instances"  # one row per occurrence: (term, doc)
+ROWS_TABLE = "view_index_rows"  # one row per term: (term, number of documents)
+
+KIND_LETTERS: Dict[str, str] = {"message": "m", "window": "w", "segment": "s"}
+SPEAKER = "speaker"  # a message's speaker label is indexed apart from its text, as `<user>_p_<token>`
+LETTERS: Dict[str, str] = dict(KIND_LETTERS, speaker="p")
 
 # FTS5 merges its index segments as the table grows. Merging 16 segments of a level
 # at a time (default 4), with crisis merges only at 64 (default 16), rewrites the
@@ -28,15 +35,21 @@ CRISISMERGE = 64
 
 CREATE_SQL = [
     "CREATE VIRTUAL TABLE %s USING fts5(terms, content='', tokenize=\"ascii tokenchars '_.'\")" % TABLE,
-    "CREATE VIRTUAL TABLE %s USING fts5vocab(%s, instance)" % (TERMS_TABLE, TABLE),
+    "CREATE VIRTUAL TABLE %s USING fts5vocab(%s, instance)" % (INSTANCES_TABLE, TABLE),
+    "CREATE VIRTUAL TABLE %s USING fts5vocab(%s, row)" % (ROWS_TABLE, TABLE),
     "INSERT INTO %s(%s, rank) VALUES ('automerge', %d)" % (TABLE, TABLE, AUTOMERGE),
     "INSERT INTO %s(%s, rank) VALUES ('crisismerge', %d)" % (TABLE, TABLE, CRISISMERGE),
 ]
 
 
-def term(user_key: int, token: str) -> str:
-    """The index term of `token` for the user with internal key `user_key`."""
-    return "%d_%s" % (user_key, token)
+def term(user_key: int, kind: str, token: str) -> str:
+    """The index term of `token` in views of `kind` (or as a SPEAKER) for the user with key `user_key`."""
+    return "%d_%s_%s" % (user_key, LETTERS[kind], token)
+
+
+def kind_prefix(user_key: int, kind: str) -> str:
+    """Every index term of this user and view kind (or SPEAKER), and only those, starts with this."""
+    return "%d_%s_" % (user_key, LETTERS[kind])
 
 
 def user_term_prefix(user_key: int) -> str:
@@ -44,9 +57,10 @@ def user_term_prefix(user_key: int) -> str:
     return "%d_" % user_key
 
 
-def document(user_key: int, tokens: Iterable[str]) -> str:
-    """The text indexed for a view made of `tokens`."""
-    return " ".join(term(user_key, t) for t in tokens)
+def document(user_key: int, kind: str, tokens: Iterable[str], speaker: Iterable[str] = ()) -> str:
+    """The text indexed for a view of `kind` made of `tokens` (and for a message, its speaker's)."""
+    prefix, speaker_prefix = kind_prefix(user_key, kind), kind_prefix(user_key, SPEAKER)
+    return " ".join([prefix + t for t in tokens] + [speaker_prefix + t for t in speaker])
 
 
 def insert_sql() -> str:
@@ -59,21 +73,31 @@ def delete_sql() -> str:
     return "INSERT INTO %s(%s, rowid, terms) VALUES ('delete', ?, ?)" % (TABLE, TABLE)
 
 
+def delete_all_sql() -> str:
+    """Empty the index (used before rebuilding it from the stored messages)."""
+    return "INSERT INTO %s(%s) VALUES ('delete-all')" % (TABLE, TABLE)
+
+
 def optimize_sql() -> str:
     """Merge the whole index into one b-tree, dropping deleted entries for good."""
     return "INSERT INTO %s(%s) VALUES ('optimize')" % (TABLE, TABLE)
 
 
-def postings_sql(user_key: int, tokens: Sequence[str]) -> Tuple[str, List[str]]:
-    """SQL and params listing (term, doc_id) once per occurrence of each token.
+def postings_sql(user_key: int, kind: str, tokens: Sequence[str]) -> Tuple[str, List[str]]:
+    """SQL and params listing (term, doc_id) once per occurrence of each token in views of `kind` (or SPEAKER).
 
     Reads the FTS5 index through its fts5vocab `instance` table, which answers a
     `term IN (...)` constraint from the index itself, so the cost is the number of
-    occurrences of these terms for this user.
+    occurrences of these terms for this user and kind.
     """
-    terms = [term(user_key, t) for t in tokens]
-    placeholders = ",".join("?" * len(terms))
-    return "SELECT term, doc FROM %s WHERE term IN (%s)" % (TERMS_TABLE, placeholders), terms
+    terms = [term(user_key, kind, t) for t in tokens]
+    return "SELECT term, doc FROM %s WHERE term IN (%s)" % (INSTANCES_TABLE, ",".join("?" * len(terms))), terms
+
+
+def doc_freq_sql(user_key: int, tokens: Sequence[str]) -> Tuple[str, List[str]]:
+    """SQL and params listing (term, number of views holding it) for the tokens in every view kind."""
+    terms = [term(user_key, kind, t) for kind in sorted(KIND_LETTERS) for t in tokens]
+    return "SELECT term, doc FROM %s WHERE term IN (%s)" % (ROWS_TABLE, ",".join("?" * len(terms))), terms
 
 
 def user_terms_sql(user_key: int) -> Tuple[str, List[str]]:
@@ -81,6 +105,6 @@ def user_terms_sql(user_key: int) -> Tuple[str, List[str]]:
     prefix = user_term_prefix(user_key)
     # A range on term uses the index; the upper bound is the prefix with "_" bumped to "`".
     return (
-        "SELECT DISTINCT term FROM %s WHERE term >= ? AND term < ?" % TERMS_TABLE,
+        "SELECT term FROM %s WHERE term >= ? AND term < ?" % ROWS_TABLE,
         [prefix, prefix[:-1] + chr(ord("_") + 1)],
     )

@@ -11,7 +11,7 @@ from typing import Any, Dict, Mapping, Optional
 
 from . import __version__
 from .config import Config
-from .search import Scoring, search
+from .search import make_ranking, search
 from .store import Store, ViewSettings
 from .validation import parse_add, parse_search
 
@@ -22,11 +22,9 @@ class Memory:
     def __init__(self, config: Config):
         """Open the database named by `config.db` (created and migrated as needed)."""
         self.config = config
-        self.store = Store(config.db, synchronous=config.synchronous)
-        self._views = ViewSettings(
-            config.window_size, config.segment_max_messages, config.segment_max_gap_s * 1000
-        )
-        self._scoring = Scoring(config.bm25_k1, config.bm25_b)
+        views = ViewSettings(config.window_size, config.segment_max_messages, config.segment_max_gap_s * 1000)
+        self.store = Store(config.db, views, synchronous=config.synchronous)
+        self._ranking = make_ranking(config)
 
     def add(self, body: Mapping[str, Any]) -> Dict[str, Any]:
         """Store an Add body (contract: request_id, user_id, session_id, messages).
@@ -36,7 +34,7 @@ class Memory:
         InvalidField for a malformed body, before anything is written.
         """
         request = parse_add(body)
-        self.store.add(request.user_id, request.session_id, request.request_id, request.messages, self._views)
+        self.store.add(request.user_id, request.session_id, request.request_id, request.messages)
         return {
             "success": True,
             "request_id": request.request_id,
@@ -47,7 +45,8 @@ class Memory:
     def search(self, body: Mapping[str, Any]) -> Dict[str, Any]:
         """Answer a Search body (contract: query, user_id, top_k, optional options) with `{"data": [...]}`."""
         request = parse_search(body, self.config.top_k_cap)
-        return {"data": search(self.store, request.user_id, request.query, request.top_k, self._scoring)}
+        return {"data": search(self.store, request.user_id, request.query, request.top_k, request.options,
+                               self._ranking)}
 
     def health(self) -> Dict[str, Any]:
         """Status, versions and schema; never any memory content."""

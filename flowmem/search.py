@@ -1,33 +1,61 @@
 """Search: from a question to ranked, provenance-carrying evidence items.
 
-The pipeline has three stages, each its own function so later rankings can slot in:
-
-1. candidates: the user's views that contain a query term, with their BM25 score
-   over the user's own statistics (bm25.py, fts.py);
-2. order: score, then the view's id, so every tie ends the same way on every run;
-3. items: the top views turned into contract items, content read verbatim from the
-   stored messages.
+1. analyze the question (query.py);
+2. candidates: the user's views that hold a question or option term, each scored by
+   BM25 within its kind over the user's own statistics (bm25.py, fts.py), and the
+   messages those views are made of;
+3. rankings over those messages (signals.py), fused by weighted reciprocal rank
+   (fusion.py), then the neighbours of the best hits (adjacency) fused in;
+4. items: the messages in fused order, ties broken by id, each with the signals that
+   put it there; content is read verbatim from the stored messages.
 """
 from __future__ import annotations
 
 import datetime
-from typing import Dict, List, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from . import bm25, fts
-from .store import Reader, Store, ViewRow, message_id
-from .tokenize import query_terms
+from . import signals, state_update
+from .config import Config
+from .fusion import fuse
+from .query import Query, analyze
+from .candidates import Key, Limits, Pool, build
+from .selection import Pick, select
+from .store import Reader, Store, message_id, view_id
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
-
-class Scoring(NamedTuple):
-    k1: float = bm25.K1
-    b: float = bm25.B
+SIGNALS = ("bm25", "window", "segment", "coverage", "phrase", "names", "speaker", "numbers")
 
 
-class Hit(NamedTuple):
-    view: ViewRow
-    score: float
+class Ranking(NamedTuple):
+    """How search weighs and bounds its work; built from a Config by `make_ranking()`, whose defaults are measured."""
+
+    k1: float
+    b: float
+    rrf_k: float
+    weights: Tuple[Tuple[str, float], ...]  # (signal, weight) in the head of the ranking
+    adjacency_top: int
+    pool_size: int
+    context_size: int
+    head_size: int
+    feedback_docs: int
+    feedback_terms: int
+    tail_weights: Tuple[Tuple[str, float], ...]  # (signal, weight) that differ past the head
+    view_kind: str
+    message_share: float
+    state_update_window: int
+
+    def weight(self, name: str) -> float:
+        return dict(self.weights).get(name, 0.0)
+
+
+def make_ranking(config: Any = None) -> Ranking:
+    """The Ranking a Config describes (the default Config if none)."""
+    config = config or Config()
+    return Ranking(config.bm25_k1, config.bm25_b, config.rrf_k, config.weights(), config.adjacency_top,
+                   config.candidate_pool, config.context_pool, config.head_size, config.feedback_docs,
+                   config.feedback_terms, config.tail_weights(), config.view_kind, config.message_share,
+                   config.state_update_window)
 
 
 def iso_time(timestamp_ms: Optional[int]) -> Optional[str]:
@@ -37,52 +65,137 @@ def iso_time(timestamp_ms: Optional[int]) -> Optional[str]:
     return (_EPOCH + datetime.timedelta(milliseconds=timestamp_ms)).isoformat(timespec="milliseconds")
 
 
-def candidates(reader: Reader, user_key: int, n_docs: int, total_length: int, terms: Sequence[str],
-               scoring: Scoring) -> List[Hit]:
-    """Every view of the user holding a query term, scored by BM25, unordered."""
-    postings = reader.postings(user_key, terms)
-    if not postings:
-        return []
-    tf = bm25.term_frequencies(postings)
-    found = reader.views([doc for per_doc in tf.values() for doc in per_doc])
-    lengths = {doc: row.length for doc, row in found.items()}
-    index_terms = [fts.term(user_key, t) for t in terms]
-    scores = bm25.scores(index_terms, tf, lengths, n_docs, total_length, scoring.k1, scoring.b)
-    return [Hit(found[doc], score) for doc, score in scores.items()]
+def candidates(reader: Reader, user_key: int, query: Query, ranking: Ranking) -> Pool:
+    """The candidate pool (candidates.py) under this ranking's limits."""
+    return build(reader, user_key, query, Limits(ranking.k1, ranking.b, ranking.pool_size, ranking.context_size,
+                                                 ranking.feedback_docs, ranking.feedback_terms))
 
 
-def order(hits: Sequence[Hit]) -> List[Hit]:
-    """Highest score first; equal scores by view id, so the order never depends on storage."""
-    return sorted(hits, key=lambda h: (-h.score, h.view.id))
+def rankings(query: Query, pool: Pool) -> Dict[str, Dict[Key, float]]:
+    """Every signal's scores over the pool (adjacency comes later: it needs a first order)."""
+    out: Dict[str, Dict[Key, float]] = {name: getattr(signals, name)(query, pool) for name in SIGNALS}
+    out.update(signals.options(query, pool))
+    out["time"] = signals.time_order(query, pool, out["bm25"] or out["window"])
+    out["feedback"] = signals.feedback(query, pool)
+    return out
 
 
-def item(reader: Reader, hit: Hit) -> Dict[str, object]:
-    """One contract item with provenance; content is the view's messages, verbatim, one per line."""
-    view = hit.view
-    messages = reader.messages(view.session_key, view.first, view.last)
-    known = [m.timestamp_ms for m in messages if m.timestamp_ms is not None]
+def rank(pool: Pool, scored: Dict[str, Dict[Key, float]],
+         ranking: Ranking) -> Tuple[List[Key], Dict[Key, float], Dict[str, Dict[Key, int]]]:
+    """Messages in fused order, their fused scores, and every ranking's ranks.
+
+    The first `head_size` places come from the fused rankings (with the neighbours
+    of the best hits fused in); the rest from the same fusion plus pseudo-relevance
+    feedback, with the tail's own weights: the head is for precision, the tail for
+    finding evidence the question's words miss.
+    """
+    weights = dict(ranking.weights)
+    for name in scored:
+        if name.startswith("option"):
+            weights[name] = ranking.weight("options")
+    fused, ranked = fuse(scored, weights, ranking.rrf_k)
+    order = _ordered(fused, pool)
+    if ranking.weight("adjacency") > 0:
+        scored = dict(scored, adjacency=signals.adjacency(pool, order, ranking.adjacency_top))
+        fused, ranked = fuse(scored, weights, ranking.rrf_k)
+        order = _ordered(fused, pool)
+    tail_weights = dict(weights, **dict(ranking.tail_weights))
+    if tail_weights == weights or len(order) <= ranking.head_size:
+        return order, fused, ranked
+    tail_fused, tail_ranked = fuse(scored, tail_weights, ranking.rrf_k)
+    head = order[: ranking.head_size]
+    in_head = set(head)
+    tail = [key for key in _ordered(tail_fused, pool) if key not in in_head]
+    # Scores must not increase down the list: tail scores are capped at the head's last.
+    floor = fused[head[-1]]
+    merged = {key: fused[key] for key in head}
+    merged.update((key, min(tail_fused[key], floor)) for key in tail)
+    audit = {name: ({k: r for k, r in ranks.items() if k in in_head}) for name, ranks in ranked.items()}
+    for name, ranks in tail_ranked.items():
+        audit.setdefault(name, {}).update({k: r for k, r in ranks.items() if k not in in_head})
+    return head + tail, merged, audit
+
+
+def _ordered(fused: Mapping[Key, float], pool: Pool) -> List[Key]:
+    """Highest fused score first; equal scores by message id, never by storage order."""
+    def message_key(key: Key) -> Tuple[float, str]:
+        m = pool.messages[key]
+        return -fused[key], message_id(m.tag, key[1])
+    return sorted(fused, key=message_key)
+
+
+def item(reader: Reader, pool: Pool, pick: Pick, audit: Dict[str, int]) -> Dict[str, Any]:
+    """One contract item with provenance; content is the view's stored messages, verbatim, one per line."""
+    anchor = pool.messages[pick.anchor]
+    rows = reader.messages(pick.session_key, pick.first, pick.last)
+    known = [r.timestamp_ms for r in rows if r.timestamp_ms is not None]
     return {
-        "id": view.id,
-        "content": "\n".join(m.content for m in messages),
-        "score": hit.score,
+        "id": view_id(pick.kind, anchor.tag, pick.first, pick.last),
+        "content": "\n".join(r.content for r in rows),
+        "score": pick.score,
         "created_at": iso_time(known[0] if known else None),
-        "view": view.kind,
-        "source_message_ids": [message_id(view.tag, m.seq) for m in messages],
-        "session_id": view.session_id,
+        "view": pick.kind,
+        "source_message_ids": [message_id(anchor.tag, r.seq) for r in rows],
+        "session_id": anchor.session_id,
+        "signals": audit,
     }
 
 
-def search(store: Store, user_id: str, query: str, top_k: int, scoring: Scoring = Scoring()) -> List[Dict[str, object]]:
-    """The `top_k` best evidence items of `user_id`'s memory for `query`."""
+def _text(reader: Reader, key: Key) -> str:
+    (row,) = reader.messages(key[0], key[1], key[1])
+    return row.content
+
+
+def update_states(query: Query, pool: Pool, order: Sequence[Key], scores: Mapping[Key, float],
+                  text_of: Callable[[Key], str],
+                  ranking: Ranking) -> Tuple[List[Key], Dict[Key, float], List[Tuple[Key, Key]]]:
+    """The guarded state-update rerank (state_update.py).
+
+    Scores are then capped by the score above, so they still never rise down the
+    list: a message passed by its update takes the update's (lower) score.
+    """
+    new_order, moves = state_update.rerank(query, pool, order, text_of, ranking.state_update_window)
+    if not moves:
+        return new_order, dict(scores), moves
+    adjusted = dict(scores)
+    for above, key in zip(new_order, new_order[1:]):
+        adjusted[key] = min(adjusted[key], adjusted[above])
+    return new_order, adjusted, moves
+
+
+def picks(pool: Pool, order: Sequence[Key], scores: Mapping[Key, float], ranking: Ranking, top_k: int) -> List[Pick]:
+    """The views that fill the result (selection.py), a few spare for content deduplication."""
+    return select(order, scores, pool, top_k, ranking.view_kind, ranking.message_share, spare=20)
+
+
+def search(store: Store, user_id: str, question: str, top_k: int, options: Sequence[str] = (),
+           ranking: Optional[Ranking] = None) -> List[Dict[str, Any]]:
+    """The `top_k` best evidence items of `user_id`'s memory for `question` (default ranking: Config's)."""
+    ranking = ranking or make_ranking()
     if top_k <= 0:
         return []
-    terms = query_terms(query)
-    if not terms:
+    query = analyze(question, options)
+    if not query.terms:
         return []
     with store.reading() as reader:
-        user = reader.user(user_id)
-        if user is None:
+        user_key = reader.user_key(user_id)
+        if user_key is None:
             return []
-        user_key, n_docs, total_length = user
-        ranked = order(candidates(reader, user_key, n_docs, total_length, terms, scoring))
-        return [item(reader, hit) for hit in ranked[:top_k]]
+        pool = candidates(reader, user_key, query, ranking)
+        order, fused, ranked = rank(pool, rankings(query, pool), ranking)
+        order, fused, moves = update_states(query, pool, order, fused, lambda key: _text(reader, key), ranking)
+        if moves:
+            # audit: which messages the state-update rerank moved, as the update or as what it updates
+            ranked = dict(ranked, state_update=dict([(o, "updated") for _, o in moves] + [(n, "update") for n, _ in moves]))
+        out: List[Dict[str, Any]] = []
+        seen_contents = set()
+        for pick in picks(pool, order, fused, ranking, top_k):
+            if len(out) == top_k:
+                break
+            audit = {name: ranks[pick.anchor] for name, ranks in sorted(ranked.items()) if pick.anchor in ranks}
+            result = item(reader, pool, pick, audit)
+            if result["content"] in seen_contents:
+                continue  # identical contents appear once
+            seen_contents.add(result["content"])
+            out.append(result)
+        return out

@@ -2,14 +2,16 @@
 
 Tables (schema version 1):
 
-- `users`: one row per user_id, with an internal `user_key` and the user's own index
-  statistics (document count, total tokens) that BM25 uses.
+- `users`: one row per user_id, with an internal `user_key`; `user_stats` holds the
+  user's own index statistics per view kind (document count, total tokens) for BM25.
+- `meta`: the index version and view settings the index was built with; when either
+  changes, the index is rebuilt from the stored messages on open.
 - `requests`: one row per stored Add, keyed by (user, request_id): the idempotency record.
 - `sessions`: one row per (user, session_id): message count, where the last segment
   starts, and the `tag` that makes message and view ids readable and stable.
 - `messages`: every message verbatim (role, content, timestamp, the Add's request_id,
-  its 1-based position in the session) and its tokens, frozen at write time. Never
-  updated.
+  its 1-based position in the session), with its speaker label and tokens as derived
+  at write time. The verbatim columns are never updated.
 - `views`: each retrieval view as a range of one session's messages; its `doc_id` is
   its rowid in the FTS5 index. A view's text is never stored twice: its content is
   its messages' content, its indexed terms its messages' tokens.
@@ -33,7 +35,7 @@ from typing import Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence
 
 from . import fts, views
 from .errors import StoreError
-from .tokenize import tokenize
+from .tokenize import split_speaker, tokenize
 
 log = logging.getLogger("flowmem.store")
 
@@ -42,10 +44,16 @@ MIGRATIONS: List[List[str]] = [
     [
         """CREATE TABLE users (
             user_key INTEGER PRIMARY KEY AUTOINCREMENT,
-            user_id TEXT NOT NULL UNIQUE,
-            n_docs INTEGER NOT NULL DEFAULT 0,
-            total_length INTEGER NOT NULL DEFAULT 0
+            user_id TEXT NOT NULL UNIQUE
         )""",
+        """CREATE TABLE user_stats (
+            user_key INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            n_docs INTEGER NOT NULL,
+            total_length INTEGER NOT NULL,
+            PRIMARY KEY (user_key, kind)
+        ) WITHOUT ROWID""",
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
         """CREATE TABLE requests (
             user_key INTEGER NOT NULL,
             request_id TEXT NOT NULL,
@@ -70,6 +78,7 @@ MIGRATIONS: List[List[str]] = [
             content TEXT NOT NULL,
             timestamp_ms INTEGER,
             request_id TEXT NOT NULL,
+            speaker TEXT NOT NULL,
             tokens TEXT NOT NULL,
             PRIMARY KEY (session_key, seq)
         )""",
@@ -89,7 +98,9 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def check_fts5() -> None:
-    """Raise StoreError unless this Python's SQLite was built with FTS5."""
+    """Raise StoreError unless this Python's SQLite is 3.24+ (upserts) and built with FTS5."""
+    if sqlite3.sqlite_version_info < (3, 24, 0):
+        raise StoreError("flowmem needs SQLite 3.24 or newer; this Python has %s" % sqlite3.sqlite_version)
     conn = sqlite3.connect(":memory:")
     try:
         conn.execute("CREATE VIRTUAL TABLE probe USING fts5(x)")
@@ -147,9 +158,19 @@ class MessageRow(NamedTuple):
 
 
 class ViewSettings(NamedTuple):
-    window_size: int
-    segment_max_messages: int
-    segment_max_gap_ms: int
+    window_size: int = 3
+    segment_max_messages: int = 8
+    segment_max_gap_ms: int = 1_800_000
+
+
+# Bump when tokenization or what a view indexes changes: stored indexes are then rebuilt.
+INDEX_VERSION = 4
+
+
+def derive(content: str) -> Tuple[str, List[str]]:
+    """What is indexed of a message: its speaker label (normalised) and its text's tokens."""
+    speaker, text = split_speaker(content)
+    return " ".join(tokenize(speaker)), tokenize(text)
 
 
 def _connect(path: str, synchronous: str) -> sqlite3.Connection:
@@ -167,18 +188,35 @@ class Reader:
     def __init__(self, conn: sqlite3.Connection):
         self.conn = conn
 
-    def user(self, user_id: str) -> Optional[Tuple[int, int, int]]:
-        """(user_key, n_docs, total_length) of a user, or None if unknown."""
-        return self.conn.execute(
-            "SELECT user_key, n_docs, total_length FROM users WHERE user_id = ?", (user_id,)
-        ).fetchone()
+    def user_key(self, user_id: str) -> Optional[int]:
+        """The internal key of a user, or None if unknown."""
+        row = self.conn.execute("SELECT user_key FROM users WHERE user_id = ?", (user_id,)).fetchone()
+        return row[0] if row else None
 
-    def postings(self, user_key: int, tokens: Sequence[str]) -> List[Tuple[str, int]]:
-        """(index term, doc_id) for every occurrence of `tokens` in the user's views."""
+    def stats(self, user_key: int) -> Dict[str, Tuple[int, int]]:
+        """The user's (document count, total tokens) per view kind."""
+        return {kind: (n, total) for kind, n, total in self.conn.execute(
+            "SELECT kind, n_docs, total_length FROM user_stats WHERE user_key = ?", (user_key,))}
+
+    def postings(self, user_key: int, kind: str, tokens: Sequence[str]) -> List[Tuple[str, int]]:
+        """(token, doc_id) for every occurrence of `tokens` in the user's views of `kind`."""
         if not tokens:
             return []
-        sql, params = fts.postings_sql(user_key, tokens)
-        return self.conn.execute(sql, params).fetchall()
+        sql, params = fts.postings_sql(user_key, kind, tokens)
+        cut = len(fts.kind_prefix(user_key, kind))
+        return [(term[cut:], doc) for term, doc in self.conn.execute(sql, params)]
+
+    def doc_freqs(self, user_key: int, tokens: Sequence[str]) -> Dict[Tuple[str, str], int]:
+        """{(kind, token): number of the user's views of that kind holding the token}."""
+        if not tokens:
+            return {}
+        sql, params = fts.doc_freq_sql(user_key, tokens)
+        kinds = {fts.kind_prefix(user_key, kind): kind for kind in fts.KIND_LETTERS}
+        out = {}
+        for term, n in self.conn.execute(sql, params):
+            prefix = term[: term.index("_", term.index("_") + 1) + 1]
+            out[(kinds[prefix], term[len(prefix):])] = n
+        return out
 
     def views(self, doc_ids: Sequence[int]) -> Dict[int, ViewRow]:
         """The views with these doc_ids, by doc_id."""
@@ -195,6 +233,26 @@ class Reader:
             for row in rows:
                 out[row[0]] = ViewRow(*row)
         return out
+
+    def context_views(self, session_key: int, first: int, last: int) -> List[ViewRow]:
+        """The windows and segments of a session that overlap messages `first`..`last`."""
+        return [
+            ViewRow(*row)
+            for row in self.conn.execute(
+                "SELECT v.doc_id, v.session_key, s.session_id, s.tag, v.kind, v.first_seq, v.last_seq, v.length"
+                " FROM views v JOIN sessions s ON s.session_key = v.session_key"
+                " WHERE v.session_key = ? AND v.last_seq >= ? AND v.first_seq <= ? AND v.kind != 'message'",
+                (session_key, first, last),
+            )
+        ]
+
+    def message_features(self, session_key: int, first: int, last: int) -> List[Tuple[int, str, Optional[int], str]]:
+        """(position, speaker, timestamp, tokens) of messages `first`..`last` of a session."""
+        return self.conn.execute(
+            "SELECT seq, speaker, timestamp_ms, tokens FROM messages WHERE session_key = ? AND seq BETWEEN ? AND ?"
+            " ORDER BY seq",
+            (session_key, first, last),
+        ).fetchall()
 
     def messages(self, session_key: int, first: int, last: int) -> List[MessageRow]:
         """Messages `first`..`last` of a session, in order."""
@@ -214,13 +272,20 @@ class _Checkpointer(threading.Thread):
     SQLite's automatic checkpoint runs inside whichever commit crosses the threshold,
     so one Add in a few dozen would pay for writing pages scattered over the whole
     file: a cost that grows with everyone's data. Here a thread does it instead, after
-    writes, with PASSIVE checkpoints that never block readers or the writer.
+    writes, with PASSIVE checkpoints that never block readers or the writer. Under
+    a steady stream of writes a passive checkpoint never catches up with the end of
+    the WAL, so the WAL could grow without bound; past `wal_limit_bytes` the thread
+    takes the write lock for one truncating checkpoint.
     """
 
-    def __init__(self, path: str, synchronous: str, interval_s: float = 0.5):
+    def __init__(self, path: str, synchronous: str, write_lock: threading.Lock, interval_s: float = 0.5,
+                 wal_limit_bytes: int = 64 * 1024 * 1024):
         super().__init__(name="flowmem-checkpoint", daemon=True)
         self._conn = _connect(path, synchronous)
+        self._wal = path + "-wal"
+        self._write_lock = write_lock
         self._interval_s = interval_s
+        self._wal_limit_bytes = wal_limit_bytes
         self.wrote = threading.Event()
         self._stop_requested = threading.Event()
 
@@ -229,13 +294,19 @@ class _Checkpointer(threading.Thread):
             while not self._stop_requested.wait(self._interval_s):
                 if self.wrote.is_set():
                     self.wrote.clear()
-                    try:
-                        self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-                    except sqlite3.Error as e:
-                        # The next write retries; meanwhile the WAL just grows a little.
-                        log.warning("background checkpoint failed: %s", e)
+                    self.checkpoint()
         finally:
             self._conn.close()
+
+    def checkpoint(self) -> None:
+        try:
+            self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            if os.path.exists(self._wal) and os.path.getsize(self._wal) > self._wal_limit_bytes:
+                with self._write_lock:
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as e:
+            # The next write retries; meanwhile the WAL just grows a little.
+            log.warning("background checkpoint failed: %s", e)
 
     def stop(self) -> None:
         self._stop_requested.set()
@@ -245,14 +316,19 @@ class _Checkpointer(threading.Thread):
 class Store:
     """One flowmem database file. Thread-safe; call close() when done."""
 
-    def __init__(self, path: str, synchronous: str = "FULL", pool_size: int = 16):
+    def __init__(self, path: str, settings: ViewSettings = ViewSettings(), synchronous: str = "FULL",
+                 pool_size: int = 16):
         """Open (creating or migrating) the database at `path`.
 
-        `synchronous` is SQLite's durability setting (FULL: an acknowledged Add
-        survives power loss); `pool_size` is how many idle read connections are kept.
+        `settings` say which windows and segments a session gets; an index built
+        with other settings (or an older tokenizer) is rebuilt from the stored
+        messages. `synchronous` is SQLite's durability setting (FULL: an
+        acknowledged Add survives power loss); `pool_size` is how many idle read
+        connections are kept.
         """
         check_fts5()
         self.path = path
+        self.settings = settings
         self._synchronous = synchronous
         self._pool_size = pool_size
         self._idle: "queue.LifoQueue[sqlite3.Connection]" = queue.LifoQueue()
@@ -267,12 +343,17 @@ class Store:
             if mode.lower() != "wal":
                 raise StoreError("cannot put database %s in WAL mode (got %s)" % (path, mode))
             self._migrate()
+            self._writer.execute("PRAGMA wal_autocheckpoint = 0")
+            self._checkpointer = _Checkpointer(path, synchronous, self._write_lock)
         except BaseException:
             self._writer.close()
             raise
-        self._writer.execute("PRAGMA wal_autocheckpoint = 0")
-        self._checkpointer = _Checkpointer(path, synchronous)
         self._checkpointer.start()
+        try:
+            self._check_index()
+        except BaseException:
+            self.close()
+            raise
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -353,21 +434,14 @@ class Store:
             conn.execute("COMMIT")
             self._checkpointer.wrote.set()
 
-    def add(
-        self,
-        user_id: str,
-        session_id: str,
-        request_id: str,
-        messages: Sequence[NewMessage],
-        settings: ViewSettings,
-    ) -> bool:
+    def add(self, user_id: str, session_id: str, request_id: str, messages: Sequence[NewMessage]) -> bool:
         """Store one Add atomically. Returns False (writing nothing) if the request was stored before.
 
         Messages are appended to the session in the given order; the session's views
         are brought up to date in the same transaction, so the messages are
         searchable the moment this returns.
         """
-        token_lists = [tokenize(m.content) for m in messages]
+        derived = [derive(m.content) for m in messages]
         with self._writing() as conn:
             user_key = self._user_key(conn, user_id)
             seen = conn.execute(
@@ -378,57 +452,14 @@ class Store:
             session_key, n_before, segment_start = self._session(conn, user_key, session_id)
             n = n_before + len(messages)
             conn.executemany(
-                "INSERT INTO messages (session_key, seq, role, content, timestamp_ms, request_id, tokens)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO messages (session_key, seq, role, content, timestamp_ms, request_id, speaker, tokens)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (session_key, n_before + i + 1, m.role, m.content, m.timestamp_ms, request_id, " ".join(toks))
-                    for i, (m, toks) in enumerate(zip(messages, token_lists))
+                    (session_key, n_before + i + 1, m.role, m.content, m.timestamp_ms, request_id, speaker, " ".join(toks))
+                    for i, (m, (speaker, toks)) in enumerate(zip(messages, derived))
                 ],
             )
-            # Only views ending at or after the last segment's start can change (views.py).
-            since = max(1, segment_start - settings.window_size + 1)
-            tail = conn.execute(
-                "SELECT seq, timestamp_ms, tokens FROM messages WHERE session_key = ? AND seq >= ? ORDER BY seq",
-                (session_key, since),
-            ).fetchall()
-            times = {seq: ts for seq, ts, _ in tail}
-            tokens = {seq: toks.split() for seq, _, toks in tail}
-            planned, new_segment_start = views.plan_tail(
-                times, n, segment_start, settings.window_size, settings.segment_max_messages,
-                settings.segment_max_gap_ms,
-            )
-            wanted = set(planned) | {views.Span(views.MESSAGE, s, s) for s in range(n_before + 1, n + 1)}
-            existing = {}
-            for doc_id, kind, first, last in conn.execute(
-                "SELECT doc_id, kind, first_seq, last_seq FROM views"
-                " WHERE session_key = ? AND last_seq >= ? AND kind != ?",
-                (session_key, segment_start, views.MESSAGE),
-            ):
-                existing[views.Span(kind, first, last)] = doc_id
-            docs_delta = length_delta = 0
-            for span in sorted(set(existing) - wanted):
-                terms = self._span_tokens(tokens, span)
-                conn.execute(fts.delete_sql(), (existing[span], fts.document(user_key, terms)))
-                conn.execute("DELETE FROM views WHERE doc_id = ?", (existing[span],))
-                docs_delta -= 1
-                length_delta -= len(terms)
-            for span in sorted(wanted - set(existing), key=lambda s: (s.first, views.KINDS.index(s.kind), s.last)):
-                terms = self._span_tokens(tokens, span)
-                doc_id = conn.execute(
-                    "INSERT INTO views (session_key, kind, first_seq, last_seq, length) VALUES (?, ?, ?, ?, ?)",
-                    (session_key, span.kind, span.first, span.last, len(terms)),
-                ).lastrowid
-                conn.execute(fts.insert_sql(), (doc_id, fts.document(user_key, terms)))
-                docs_delta += 1
-                length_delta += len(terms)
-            conn.execute(
-                "UPDATE sessions SET n_messages = ?, segment_start = ? WHERE session_key = ?",
-                (n, new_segment_start, session_key),
-            )
-            conn.execute(
-                "UPDATE users SET n_docs = n_docs + ?, total_length = total_length + ? WHERE user_key = ?",
-                (docs_delta, length_delta, user_key),
-            )
+            self._sync_views(conn, user_key, session_key, n_before, n, segment_start)
             conn.execute(
                 "INSERT INTO requests (user_key, request_id, session_key, n_messages, received_ms)"
                 " VALUES (?, ?, ?, ?, ?)",
@@ -436,9 +467,101 @@ class Store:
             )
             return True
 
+    def _sync_views(self, conn: sqlite3.Connection, user_key: int, session_key: int, n_before: int, n: int,
+                    segment_start: int) -> None:
+        """Bring a session's views and their index entries up to date after messages n_before+1..n arrived."""
+        settings = self.settings
+        # Only views ending at or after the last segment's start can change (views.py).
+        since = max(1, segment_start - settings.window_size + 1)
+        tail = conn.execute(
+            "SELECT seq, timestamp_ms, tokens, speaker FROM messages WHERE session_key = ? AND seq >= ? ORDER BY seq",
+            (session_key, since),
+        ).fetchall()
+        times = {seq: ts for seq, ts, _, _ in tail}
+        texts = {seq: (toks.split(), speaker.split()) for seq, _, toks, speaker in tail}
+        planned, new_segment_start = views.plan_tail(
+            times, n, segment_start, settings.window_size, settings.segment_max_messages, settings.segment_max_gap_ms
+        )
+        wanted = set(planned) | {views.Span(views.MESSAGE, s, s) for s in range(n_before + 1, n + 1)}
+        existing = {}
+        for doc_id, kind, first, last in conn.execute(
+            "SELECT doc_id, kind, first_seq, last_seq FROM views WHERE session_key = ? AND last_seq >= ? AND kind != ?",
+            (session_key, segment_start, views.MESSAGE),
+        ):
+            existing[views.Span(kind, first, last)] = doc_id
+        deltas: Dict[str, List[int]] = {}
+        for span in sorted(set(existing) - wanted):
+            document, length = self._document(user_key, span, texts)
+            conn.execute(fts.delete_sql(), (existing[span], document))
+            conn.execute("DELETE FROM views WHERE doc_id = ?", (existing[span],))
+            delta = deltas.setdefault(span.kind, [0, 0])
+            delta[0] -= 1
+            delta[1] -= length
+        for span in sorted(wanted - set(existing), key=lambda s: (s.first, views.KINDS.index(s.kind), s.last)):
+            document, length = self._document(user_key, span, texts)
+            doc_id = conn.execute(
+                "INSERT INTO views (session_key, kind, first_seq, last_seq, length) VALUES (?, ?, ?, ?, ?)",
+                (session_key, span.kind, span.first, span.last, length),
+            ).lastrowid
+            conn.execute(fts.insert_sql(), (doc_id, document))
+            delta = deltas.setdefault(span.kind, [0, 0])
+            delta[0] += 1
+            delta[1] += length
+        conn.execute(
+            "UPDATE sessions SET n_messages = ?, segment_start = ? WHERE session_key = ?",
+            (n, new_segment_start, session_key),
+        )
+        for kind, (docs, length) in sorted(deltas.items()):
+            conn.execute(
+                "INSERT INTO user_stats (user_key, kind, n_docs, total_length) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (user_key, kind) DO UPDATE SET n_docs = n_docs + excluded.n_docs,"
+                " total_length = total_length + excluded.total_length",
+                (user_key, kind, docs, length),
+            )
+
+    # -- index version -----------------------------------------------------------------
+
+    def _index_signature(self) -> Dict[str, str]:
+        return {"index_version": str(INDEX_VERSION), "window_size": str(self.settings.window_size),
+                "segment_max_messages": str(self.settings.segment_max_messages),
+                "segment_max_gap_ms": str(self.settings.segment_max_gap_ms)}
+
+    def _check_index(self) -> None:
+        """Rebuild the index if it was built by another tokenizer or with other view settings."""
+        with self._writing() as conn:
+            stored = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            wanted = self._index_signature()
+            if stored == wanted:
+                return
+            messages = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+            if messages:
+                log.warning("rebuilding the index of %d messages (built with %s, now %s)", messages, stored, wanted)
+                self._rebuild(conn)
+            conn.execute("DELETE FROM meta")
+            conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", sorted(wanted.items()))
+
+    def _rebuild(self, conn: sqlite3.Connection) -> None:
+        """Re-derive every message's tokens and every view from the verbatim messages."""
+        conn.execute(fts.delete_all_sql())
+        conn.execute("DELETE FROM views")
+        conn.execute("DELETE FROM user_stats")
+        rows = conn.execute("SELECT session_key, seq, content FROM messages").fetchall()
+        conn.executemany(
+            "UPDATE messages SET speaker = ?, tokens = ? WHERE session_key = ? AND seq = ?",
+            [(speaker, " ".join(toks), key, seq) for key, seq, (speaker, toks) in
+             ((key, seq, derive(content)) for key, seq, content in rows)],
+        )
+        for user_key, session_key, n in conn.execute(
+            "SELECT user_key, session_key, n_messages FROM sessions ORDER BY session_key"
+        ).fetchall():
+            self._sync_views(conn, user_key, session_key, 0, n, 1)
+
     @staticmethod
-    def _span_tokens(tokens: Mapping[int, List[str]], span: views.Span) -> List[str]:
-        return [t for seq in range(span.first, span.last + 1) for t in tokens[seq]]
+    def _document(user_key: int, span: views.Span, texts: Mapping[int, Tuple[List[str], List[str]]]) -> Tuple[str, int]:
+        """A view's indexed document and its length (text tokens; a message's speaker is indexed, not counted)."""
+        tokens = [t for seq in range(span.first, span.last + 1) for t in texts[seq][0]]
+        speaker = texts[span.first][1] if span.kind == views.MESSAGE else []
+        return fts.document(user_key, span.kind, tokens, speaker), len(tokens)
 
     @staticmethod
     def _user_key(conn: sqlite3.Connection, user_id: str) -> int:
@@ -476,19 +599,21 @@ class Store:
             user_key = row[0]
             sessions = [r[0] for r in conn.execute("SELECT session_key FROM sessions WHERE user_key = ?", (user_key,))]
             for session_key in sessions:
-                tokens = {
-                    seq: toks.split()
-                    for seq, toks in conn.execute("SELECT seq, tokens FROM messages WHERE session_key = ?", (session_key,))
+                texts = {
+                    seq: (toks.split(), speaker.split())
+                    for seq, toks, speaker in conn.execute(
+                        "SELECT seq, tokens, speaker FROM messages WHERE session_key = ?", (session_key,))
                 }
                 for doc_id, kind, first, last in conn.execute(
                     "SELECT doc_id, kind, first_seq, last_seq FROM views WHERE session_key = ?", (session_key,)
                 ).fetchall():
-                    terms = self._span_tokens(tokens, views.Span(kind, first, last))
-                    conn.execute(fts.delete_sql(), (doc_id, fts.document(user_key, terms)))
+                    document, _ = self._document(user_key, views.Span(kind, first, last), texts)
+                    conn.execute(fts.delete_sql(), (doc_id, document))
                 conn.execute("DELETE FROM views WHERE session_key = ?", (session_key,))
                 conn.execute("DELETE FROM messages WHERE session_key = ?", (session_key,))
             conn.execute("DELETE FROM sessions WHERE user_key = ?", (user_key,))
             conn.execute("DELETE FROM requests WHERE user_key = ?", (user_key,))
+            conn.execute("DELETE FROM user_stats WHERE user_key = ?", (user_key,))
             conn.execute("DELETE FROM users WHERE user_key = ?", (user_key,))
             # FTS5 records a deletion as a marker beside the old entry; only a merge
             # drops the entry itself. Merging in small steps between other writes
@@ -513,10 +638,10 @@ class Store:
                     "schema_version": c.execute("PRAGMA user_version").fetchone()[0],
                 }
             else:
-                row = r.user(user_id)
-                if row is None:
+                user_key = r.user_key(user_id)
+                if user_key is None:
                     return {"user_id": user_id, "exists": False}
-                user_key, n_docs, total_length = row
+                per_kind = r.stats(user_key)
                 sessions, messages = c.execute(
                     "SELECT count(*), coalesce(sum(n_messages), 0) FROM sessions WHERE user_key = ?", (user_key,)
                 ).fetchone()
@@ -525,8 +650,8 @@ class Store:
                     "exists": True,
                     "sessions": sessions,
                     "messages": messages,
-                    "views": n_docs,
-                    "indexed_tokens": total_length,
+                    "views": {kind: n for kind, (n, _) in sorted(per_kind.items())},
+                    "indexed_tokens": sum(total for _, total in per_kind.values()),
                     "requests": c.execute("SELECT count(*) FROM requests WHERE user_key = ?", (user_key,)).fetchone()[0],
                 }
         if user_id is None:

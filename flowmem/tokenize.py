@@ -7,14 +7,23 @@ diacritics (so "café" meets "cafe"), while scripts whose marks carry meaning
 bigrams, so a two-character word in a question meets the same two characters in a
 message without a dictionary.
 
+English words are then reduced to their Porter stem (stem.py), in stored text and in
+questions alike, so "painted" meets "paint".
+
 A token never contains anything but letters, digits, combining marks and a decimal
 point between digits; that is what lets the FTS layer quote tokens without escaping.
+
+Messages usually begin with a speaker label ("Caroline: ..."). `split_speaker` takes
+it off, so that the speaker's name is not indexed as if it were said in every one of
+their messages; search treats the speaker as a signal of its own.
 """
 from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Iterable, List
+from typing import Iterable, List, Tuple
+
+from .stem import stem
 
 # Tokens longer than this are cut: nothing useful is that long, and FTS5 has a limit.
 MAX_TOKEN_CHARS = 64
@@ -35,6 +44,9 @@ QUESTION_STOPWORDS = frozenset(
     什么 吗 呢 的 了 是 在 有 和 哪 哪里 哪个 谁 怎么 为什么 吧 啊 么 个
     """.split()
 )
+
+# The same words as index tokens (stemmed), for filtering stored text.
+STEMMED_STOPWORDS = frozenset(stem(w) for w in QUESTION_STOPWORDS)
 
 _ASCII_TOKEN = re.compile(r"\d+(?:\.\d+)+|[a-z0-9]+")
 _POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s\b")
@@ -146,14 +158,31 @@ def _word_tokens(text: str) -> List[str]:
     return out
 
 
-def tokenize(text: str) -> List[str]:
-    """Return the index tokens of `text`, in order, repeats kept."""
+def words(text: str) -> List[str]:
+    """The normalised words of `text`, in order, repeats kept (not stemmed)."""
     text = normalize(text)
     text = _POSSESSIVE.sub("", text)
     text = _INNER_APOSTROPHE.sub("", text)
     text = _THOUSANDS.sub("", text)
     raw = _ASCII_TOKEN.findall(text) if text.isascii() else _word_tokens(text)
     return [t[:MAX_TOKEN_CHARS] for t in raw]
+
+
+def tokenize(text: str) -> List[str]:
+    """The index tokens of `text`: its words, stemmed, in order, repeats kept."""
+    return [stem(w) for w in words(text)]
+
+
+# A label is one to five words ("Dr. Mary-Jane O'Neil") starting with a letter, then ": " (or a full-width colon).
+_SPEAKER = re.compile(r"^\s*([^\W\d_][^\W_]*(?:[ .'\-]+[^\W_]+){0,4})\s*(?::\s|\uff1a)")
+
+
+def split_speaker(content: str) -> Tuple[str, str]:
+    """("Caroline", "I went ...") for "Caroline: I went ..."; ("", content) without a label."""
+    match = _SPEAKER.match(content)
+    if not match:
+        return "", content
+    return match.group(1), content[match.end():]
 
 
 def unique(tokens: Iterable[str]) -> List[str]:
@@ -168,11 +197,11 @@ def unique(tokens: Iterable[str]) -> List[str]:
 
 
 def query_terms(question: str) -> List[str]:
-    """Distinct search terms of a question: its tokens minus question stopwords.
+    """Distinct search terms of a question: its stemmed words minus question stopwords.
 
     A question made only of stopwords ("what is it?") keeps them, so it can still
     match something rather than nothing.
     """
-    tokens = unique(tokenize(question))
-    content = [t for t in tokens if t not in QUESTION_STOPWORDS]
-    return content or tokens
+    surface = unique(words(question))
+    content = [w for w in surface if w not in QUESTION_STOPWORDS] or surface
+    return unique(stem(w) for w in content)

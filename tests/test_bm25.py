@@ -1,10 +1,11 @@
-"""flowmem's BM25 against the reference: SQLite FTS5's own bm25() on a one-user table."""
+"""flowmem's BM25 against the reference: SQLite FTS5's own bm25()."""
 import sqlite3
 import unittest
 
-from flowmem import bm25, fts
-from flowmem.search import Scoring, candidates
-from flowmem.tokenize import query_terms
+from flowmem import bm25
+from flowmem.query import analyze
+from flowmem.search import candidates, make_ranking
+from flowmem.tokenize import split_speaker, tokenize
 
 from tests.helpers import MemoryTestCase, add_body
 
@@ -18,59 +19,86 @@ CONVERSATION = [
     "Alice: A marathon sounds hard, my knees would hate it",
     "Bob: I run ten miles every Sunday morning with my cat watching",
 ]
+QUESTIONS = ("Who barks at the mailman?", "beagle puppy Rex", "marathon knees", "cat morning",
+             "What does Bob do on Sunday with his cat every morning?")
 
 
-class Bm25ReferenceTest(MemoryTestCase):
-    def setUp(self):
-        super().setUp()
-        self.memory.add(add_body("solo", "s1", CONVERSATION))
-        self.memory.add(add_body("solo", "s2", CONVERSATION[::-1]))
+def reference_scores(documents, terms):
+    """FTS5's bm25() over a table holding exactly `documents` (token lists), for an OR of `terms`."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE ref USING fts5(body, tokenize=\"ascii tokenchars '_.'\")")
+    conn.executemany("INSERT INTO ref(rowid, body) VALUES (?, ?)",
+                     [(i, " ".join(tokens)) for i, tokens in enumerate(documents, 1)])
+    match = " OR ".join('"%s"' % t for t in terms)
+    out = {rowid: -score for rowid, score in
+           conn.execute("SELECT rowid, bm25(ref) FROM ref WHERE ref MATCH ?", (match,))}
+    conn.close()
+    return out
 
-    def ours(self, question):
-        with self.memory.store.reading() as reader:
-            key, n_docs, total = reader.user("solo")
-            hits = candidates(reader, key, n_docs, total, query_terms(question), Scoring())
-        return key, {hit.view.doc_id: hit.score for hit in hits}
 
-    def reference(self, key, question):
-        match = " OR ".join('"%s"' % fts.term(key, t) for t in query_terms(question))
-        conn = sqlite3.connect(self.db_path())
-        self.addCleanup(conn.close)
-        rows = conn.execute("SELECT rowid, bm25(%s) FROM %s WHERE %s MATCH ?" % (fts.TABLE, fts.TABLE, fts.TABLE),
-                            (match,))
-        return {rowid: -score for rowid, score in rows}
-
-    def test_scores_equal_fts5_bm25_on_a_one_user_table(self):
-        for question in ("Who barks at the mailman?", "beagle puppy Rex", "marathon knees", "cat morning",
-                         "What does Bob do on Sunday with his cat every morning?"):
+class Bm25ReferenceTest(unittest.TestCase):
+    def test_the_formula_matches_fts5_bm25(self):
+        documents = [tokenize(split_speaker(c)[1]) for c in CONVERSATION * 2]
+        for question in QUESTIONS:
+            terms = analyze(question).terms
+            tf = {}
+            for i, tokens in enumerate(documents, 1):
+                for t in terms:
+                    if tokens.count(t):
+                        tf.setdefault(t, {})[i] = tokens.count(t)
+            ours = bm25.scores(terms, tf, {i: len(d) for i, d in enumerate(documents, 1)}, len(documents),
+                               sum(len(d) for d in documents))
+            reference = reference_scores(documents, terms)
             with self.subTest(question=question):
-                key, ours = self.ours(question)
-                reference = self.reference(key, question)
                 self.assertEqual(set(ours), set(reference))
                 for doc, score in reference.items():
                     self.assertAlmostEqual(ours[doc], score, places=12)
 
-    def test_other_users_change_fts5_bm25_but_not_ours(self):
-        question = "Who barks at the mailman?"
-        key, before = self.ours(question)
-        reference_before = self.reference(key, question)
-        for i in range(5):
-            self.memory.add(add_body("other%d" % i, "s", ["Zoe: the mailman barks back, mailman mailman"] * 10))
-        _, after = self.ours(question)
-        reference_after = self.reference(key, question)
-        self.assertEqual(after, before)
-        self.assertNotEqual(reference_after, reference_before)
-
-
-class IdfTest(unittest.TestCase):
     def test_rare_terms_weigh_more_and_common_terms_keep_a_tiny_positive_weight(self):
         self.assertGreater(bm25.idf(100, 1), bm25.idf(100, 10))
         self.assertEqual(bm25.idf(100, 80), 1e-6)
 
     def test_longer_documents_score_lower_for_the_same_term_count(self):
-        tf = {"t": {1: 1, 2: 1}}
-        scores = bm25.scores(["t"], tf, {1: 5, 2: 50}, n_docs=10, total_length=200)
+        scores = bm25.scores(["t"], {"t": {1: 1, 2: 1}}, {1: 5, 2: 50}, n_docs=10, total_length=200)
         self.assertGreater(scores[1], scores[2])
+
+
+class PerUserStatisticsTest(MemoryTestCase):
+    """Search's message BM25 is FTS5's bm25() over the user's own messages, whoever else is stored."""
+
+    def setUp(self):
+        super().setUp()
+        self.memory.add(add_body("solo", "s1", CONVERSATION))
+        self.memory.add(add_body("solo", "s2", CONVERSATION[::-1]))
+
+    def message_scores(self, question):
+        ranking = make_ranking(self.memory.config)
+        with self.memory.store.reading() as reader:
+            pool = candidates(reader, reader.user_key("solo"), analyze(question), ranking)
+        return {(v.session_key, v.first): pool.bm25[d] for d, v in pool.views.items()
+                if v.kind == "message" and d in pool.bm25}
+
+    def reference(self, question):
+        with self.memory.store.reading() as reader:
+            rows = reader.conn.execute(
+                "SELECT m.session_key, m.seq, m.tokens FROM messages m JOIN sessions s USING (session_key)"
+                " JOIN users u USING (user_key) WHERE u.user_id = 'solo' ORDER BY m.session_key, m.seq").fetchall()
+        scores = reference_scores([r[2].split() for r in rows], analyze(question).terms)
+        return {(rows[i - 1][0], rows[i - 1][1]): s for i, s in scores.items()}
+
+    def test_message_scores_equal_fts5_over_the_users_messages(self):
+        for question in QUESTIONS:
+            with self.subTest(question=question):
+                ours, reference = self.message_scores(question), self.reference(question)
+                self.assertEqual(set(ours), set(reference))
+                for key, score in reference.items():
+                    self.assertAlmostEqual(ours[key], score, places=12)
+
+    def test_other_users_do_not_move_a_users_scores(self):
+        before = self.message_scores(QUESTIONS[0])
+        for i in range(5):
+            self.memory.add(add_body("other%d" % i, "s", ["Zoe: the mailman barks back, mailman mailman"] * 10))
+        self.assertEqual(self.message_scores(QUESTIONS[0]), before)
 
 
 if __name__ == "__main__":

@@ -55,12 +55,14 @@ class IsolationTest(MemoryTestCase):
     def test_a_search_reads_only_the_asking_users_index_entries(self):
         self.load(self.memory, with_others=True)
         store = self.memory.store
+        terms = query_terms("Lisbon trams pottery bowls Beth pastries city")
         with store.reading() as reader:
-            key = reader.user("ann")[0]
-            postings = reader.postings(key, query_terms("Lisbon trams pottery bowls Beth pastries city"))
+            key = reader.user_key("ann")
+            _, params = fts.postings_sql(key, "message", terms)
+            postings = reader.postings(key, "message", terms)
             own = {row[0] for row in reader.conn.execute(
                 "SELECT v.doc_id FROM views v JOIN sessions s ON s.session_key = v.session_key WHERE s.user_key = ?",
                 (key,))}
         self.assertTrue(postings)
-        self.assertTrue(all(term.startswith(fts.user_term_prefix(key)) for term, _ in postings))
+        self.assertTrue(all(p.startswith(fts.user_term_prefix(key)) for p in params))
         self.assertLessEqual({doc for _, doc in postings}, own)

@@ -36,18 +36,22 @@ class SchemaTest(MemoryTestCase):
 
     def test_migrations_upgrade_an_older_database_step_by_step(self):
         path = self.db_path("old.db")
-        applied = []
-        steps = [["CREATE TABLE step_one (x)"], ["CREATE TABLE step_two (x)"]]
-        with mock.patch.object(store_module, "MIGRATIONS", steps[:1]), \
-                mock.patch.object(store_module, "SCHEMA_VERSION", 1):
-            Store(path).close()
-        with mock.patch.object(store_module, "MIGRATIONS", steps), mock.patch.object(store_module, "SCHEMA_VERSION", 2):
+        old = store_module.MIGRATIONS
+        Store(path).close()  # a database at the current version, holding a message
+        memory = self.open_memory("old.db")
+        memory.add(add_body("u1", "s1", ["Alice: before the upgrade"]))
+        memory.close()
+        newer = old + [["CREATE TABLE step_two (x)"]]
+        with mock.patch.object(store_module, "MIGRATIONS", newer), \
+                mock.patch.object(store_module, "SCHEMA_VERSION", len(newer)):
             s = Store(path)
-            applied = [r[0] for r in s._writer.execute("SELECT name FROM sqlite_master WHERE name LIKE 'step_%' ORDER BY name")]
+            applied = [r[0] for r in s._writer.execute("SELECT name FROM sqlite_master WHERE name = 'step_two'")]
             version = s.schema_version()
             s.close()
-        self.assertEqual(applied, ["step_one", "step_two"])
-        self.assertEqual(version, 2)
+            upgraded = self.search("upgrade", memory=self.open_memory("old.db"))
+        self.assertEqual(applied, ["step_two"])
+        self.assertEqual(version, len(old) + 1)
+        self.assertEqual(upgraded[0]["content"], "Alice: before the upgrade")
 
     def test_a_file_that_is_not_a_database_gives_a_clear_error(self):
         path = self.db_path("junk.db")
@@ -74,6 +78,16 @@ class CheckpointTest(MemoryTestCase):
         while time.monotonic() < deadline and not self._in_main_file(b"cormorant"):
             time.sleep(0.05)
         self.assertTrue(self._in_main_file(b"cormorant"), "the WAL was never copied back")
+
+    def test_a_steady_stream_of_writes_cannot_grow_the_wal_without_bound(self):
+        checkpointer = self.memory.store._checkpointer
+        checkpointer._wal_limit_bytes = 256 * 1024
+        for i in range(40):
+            self.memory.add(add_body("u1", "s%d" % i, ["Alice: message %d of a long burst %s" % (j, "x" * 200)
+                                                       for j in range(20)], request_id="r%d" % i))
+            checkpointer.checkpoint()  # what the thread does after writes, run here so the test needs no timing
+        self.assertLessEqual(os.path.getsize(self.db_path() + "-wal"), 256 * 1024 + 200 * 1024)
+        self.assertEqual(self.memory.stats("u1")["messages"], 800)
 
     def test_closing_stops_the_background_thread(self):
         thread = self.memory.store._checkpointer

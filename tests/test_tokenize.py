@@ -1,20 +1,24 @@
 import unicodedata
 import unittest
 
-from flowmem.tokenize import MAX_TOKEN_CHARS, query_terms, tokenize
+from flowmem.tokenize import MAX_TOKEN_CHARS, query_terms, split_speaker, tokenize, words
 
 
 class TokenizeTest(unittest.TestCase):
     def test_case_and_punctuation_do_not_matter(self):
-        self.assertEqual(tokenize("Hello, WORLD!"), ["hello", "world"])
+        self.assertEqual(words("Hello, WORLD!"), ["hello", "world"])
 
     def test_possessive_and_contractions_meet_the_plain_word(self):
-        self.assertEqual(tokenize("Caroline's dog"), ["caroline", "dog"])
-        self.assertEqual(tokenize("Caroline\u2019s"), ["caroline"])
-        self.assertEqual(tokenize("don't"), ["dont"])
+        self.assertEqual(words("Caroline's dog"), ["caroline", "dog"])
+        self.assertEqual(words("Caroline\u2019s"), ["caroline"])
+        self.assertEqual(words("don't"), ["dont"])
 
     def test_numbers_keep_decimals_and_drop_thousands_separators(self):
-        self.assertEqual(tokenize("1,000 people paid 3.5 dollars."), ["1000", "people", "paid", "3.5", "dollars"])
+        self.assertEqual(words("1,000 people paid 3.5 dollars."), ["1000", "people", "paid", "3.5", "dollars"])
+
+    def test_index_tokens_are_stemmed_so_word_forms_meet(self):
+        self.assertEqual(tokenize("She painted paintings"), ["she", "paint", "paint"])
+        self.assertEqual(tokenize("turtles"), tokenize("turtle"))
 
     def test_latin_greek_cyrillic_diacritics_fold(self):
         self.assertEqual(tokenize("Café naïve Ёлка"), tokenize("cafe naive елка"))
@@ -24,9 +28,9 @@ class TokenizeTest(unittest.TestCase):
         self.assertEqual(tokenize("हिन्दी भाषा"), ["हिन्दी", "भाषा"])
 
     def test_cjk_becomes_characters_and_bigrams(self):
-        self.assertEqual(tokenize("北京烤鸭"), ["北", "北京", "京", "京烤", "烤", "烤鸭", "鸭"])
-        self.assertIn("手机", tokenize("iPhone手机"))
-        self.assertIn("iphone", tokenize("iPhone手机"))
+        self.assertEqual(words("北京烤鸭"), ["北", "北京", "京", "京烤", "烤", "烤鸭", "鸭"])
+        self.assertIn("手机", words("iPhone手机"))
+        self.assertIn("iphone", words("iPhone手机"))
 
     def test_kana_and_hangul_get_bigrams(self):
         self.assertIn("東京", tokenize("東京へ行く"))
@@ -48,10 +52,22 @@ class TokenizeTest(unittest.TestCase):
         self.assertEqual(len(token), MAX_TOKEN_CHARS)
 
 
+class SpeakerTest(unittest.TestCase):
+    def test_a_leading_label_is_the_speaker(self):
+        self.assertEqual(split_speaker("Caroline: I went to a group"), ("Caroline", "I went to a group"))
+        self.assertEqual(split_speaker("Dr. Mary-Jane O'Neil: hi"), ("Dr. Mary-Jane O'Neil", "hi"))
+        self.assertEqual(split_speaker("李雷：今天去了公园"), ("李雷", "今天去了公园"))
+
+    def test_text_without_a_label_is_left_whole(self):
+        for text in ("no label here", "see http://example.com", "5:30 pm works", "one two three four five six: x"):
+            with self.subTest(text=text):
+                self.assertEqual(split_speaker(text), ("", text))
+
+
 class QueryTermsTest(unittest.TestCase):
     def test_question_words_are_dropped(self):
         self.assertEqual(query_terms("When did Caroline go to the LGBTQ support group?"),
-                         ["caroline", "go", "lgbtq", "support", "group"])
+                         ["carolin", "go", "lgbtq", "support", "group"])
 
     def test_repeats_are_dropped_in_order(self):
         self.assertEqual(query_terms("dog cat dog"), ["dog", "cat"])

@@ -81,11 +81,12 @@ class IncrementalViewsTest(MemoryTestCase):
                 for q in queries:
                     self.assertEqual(self.search(q, "u", 100, pieces), self.search(q, "u", 100, whole))
 
-    def test_window_and_segment_content_is_the_messages_joined_by_newlines(self):
-        msgs = self.session(5)
-        self.memory.add({"request_id": "r", "user_id": "u", "session_id": "s", "messages": msgs})
-        items = {i["id"]: i for i in self.search("shared word", "u", 100)}
-        windows = [i for i in items.values() if i["view"] == WINDOW]
+    def test_window_content_is_the_messages_joined_by_newlines(self):
+        msgs = self.session(12)
+        memory = self.open_memory("windows.db", message_share=0.5)
+        memory.add({"request_id": "r", "user_id": "u", "session_id": "s", "messages": msgs})
+        items = self.search("shared word", "u", 6, memory)
+        windows = [i for i in items if i["view"] == WINDOW]
         self.assertTrue(windows)
         for w in windows:
             first = int(w["id"].rsplit("-", 2)[1])

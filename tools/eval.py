@@ -80,6 +80,12 @@ def run_dataset(args: argparse.Namespace, dataset: datasets.Dataset) -> Dict[str
     for t in report.summary_tables(groups):
         print(t)
         print()
+    updates = runner.update_order(run)
+    if updates:
+        print("Knowledge updates (%d with labelled old and new turns): new ranked before old %.3f; old still in"
+              " the first 20 messages %.3f; both %.3f" % (updates["n"], updates["new_first"], updates["old_kept@20"],
+                                                      updates["both"]))
+        print()
     print("Index: %.1f s for %d messages (%.0f messages/s); search latency p50 %.1f ms, p95 %.1f ms" % (
         timing["index_seconds"], timing["messages"], timing["messages_per_second"],
         timing["search_p50_ms"], timing["search_p95_ms"]))
@@ -88,7 +94,7 @@ def run_dataset(args: argparse.Namespace, dataset: datasets.Dataset) -> Dict[str
     if args.out:
         runner.write_jsonl(run, args.out)
         print("per-question output: %s" % args.out)
-    summary = {"dataset": dataset.name, "groups": groups, "timing": timing,
+    summary = {"dataset": dataset.name, "groups": groups, "timing": timing, "updates": updates,
                "skipped": dataset.skipped, "settings": args.set, "endpoint": args.endpoint}
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

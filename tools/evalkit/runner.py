@@ -32,22 +32,50 @@ class Run(NamedTuple):
 def evaluate(dataset: Dataset, client: Any, top_k: int = 100,
              progress: Optional[Callable[[str], None]] = None) -> Run:
     """Replay every conversation, ask every question, and score the answers."""
-    outcomes: List[metrics.Outcome] = []
-    questions: Dict[str, Dict[str, Any]] = {}
     index_seconds = 0.0
-    messages = 0
     for conversation in dataset.conversations:
         index_seconds += replay(client, conversation)
-        messages += sum(len(s.turns) for s in conversation.sessions)
+        if progress:
+            progress("%s: added" % conversation.user_id)
+    return ask_all(dataset, client, top_k, index_seconds)
+
+
+def ask_all(dataset: Dataset, client: Any, top_k: int = 100, index_seconds: float = 0.0) -> Run:
+    """Ask every question of an already replayed dataset and score the answers."""
+    outcomes: List[metrics.Outcome] = []
+    questions: Dict[str, Dict[str, Any]] = {}
+    for conversation in dataset.conversations:
         turn_map = TurnMap(conversation)
         for question in conversation.questions:
             items, latency = ask(client, conversation, question, top_k)
             outcomes.append(metrics.outcome(question.qid, question.category, question.gold, items,
                                             [turn_map.turns_of(i) for i in items], turn_map.text, latency))
             questions[question.qid] = {"question": question.question, "answer": question.answer}
-        if progress:
-            progress("%s: %d questions" % (conversation.user_id, len(conversation.questions)))
+    messages = sum(len(s.turns) for c in dataset.conversations for s in c.sessions)
     return Run(dataset, outcomes, questions, index_seconds, messages)
+
+
+def update_order(run: Run) -> Dict[str, float]:
+    """Knowledge updates with labelled old and new turns: how often the new one ranks first.
+
+    `new_first`: the new turn's message rank is better than the old one's (a missing
+    old turn counts as worse); `old_kept@20`: the old turn is still within the first 20
+    messages; `both`: the two at once. Empty when the dataset has no such labels.
+    """
+    labels = {q.qid: q.labels for c in run.dataset.conversations for q in c.questions
+              if q.labels and q.labels.get("new") and q.labels.get("old")}
+    rows = []
+    for o in run.outcomes:
+        if o.qid not in labels:
+            continue
+        new = min((o.message_ranks.get(t) or 10**9) for t in labels[o.qid]["new"])
+        old = min((o.message_ranks.get(t) or 10**9) for t in labels[o.qid]["old"])
+        rows.append((new < old, old <= 20))
+    if not rows:
+        return {}
+    n = len(rows)
+    return {"n": n, "new_first": sum(a for a, _ in rows) / n, "old_kept@20": sum(b for _, b in rows) / n,
+            "both": sum(a and b for a, b in rows) / n}
 
 
 def write_jsonl(run: Run, path: str) -> None:

@@ -1,0 +1,225 @@
+"""The candidate pool of one search: which messages are considered, with their BM25 scores.
+
+1. The messages holding a question or option term, read from the message postings of
+   the asking user only (fts.py). Past `pool_size` messages the pool keeps the best
+   by BM25 without length normalisation, which needs no further reads. When nothing
+   said matches, the latest messages of a speaker the question names stand in.
+2. Pseudo-relevance feedback: the distinctive words of the best `feedback_docs`
+   messages, weighted by term frequency times idf, stand in for what the question
+   did not say; the messages holding the best `feedback_terms` of them join the pool
+   and get a feedback score.
+3. Windows and segments around the best `context_size` messages. A window's or
+   segment's term counts are the sums of its messages' (its indexed text is theirs),
+   so its BM25 needs no postings of its own: just its length and the kind's document
+   frequencies, which the index keeps per user and kind.
+
+Every BM25 uses the user's own statistics and idf per view kind.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
+
+from . import bm25, fts
+from .query import Query
+from .store import Reader, ViewRow
+from .tokenize import STEMMED_STOPWORDS
+
+Key = Tuple[int, int]  # (session_key, position in session)
+
+
+class Message(NamedTuple):
+    key: Key
+    session_id: str
+    tag: str
+    speaker: Tuple[str, ...]
+    timestamp_ms: Optional[int]
+    tokens: Tuple[str, ...]
+
+
+class Pool(NamedTuple):
+    """Candidates of one search: views holding a question term, their messages, and scores."""
+
+    messages: Dict[Key, Message]
+    views: Dict[int, ViewRow]  # doc_id -> view
+    bm25: Dict[int, float]  # doc_id -> BM25 of the question's terms, within the view's kind
+    option_bm25: List[Dict[int, float]]  # per option: doc_id -> BM25 of the option's terms
+    idf: Dict[str, float]  # question term -> idf among message views
+    feedback: Dict[Key, float]  # message -> summed weight of the feedback words it holds
+
+    def members(self, view: ViewRow) -> List[Key]:
+        return [(view.session_key, seq) for seq in range(view.first, view.last + 1)]
+
+
+class Limits(NamedTuple):
+    """BM25 parameters and the pool's bounds (from the Config, through search.make_ranking)."""
+
+    k1: float
+    b: float
+    pool_size: int
+    context_size: int
+    feedback_docs: int
+    feedback_terms: int
+
+
+class _Scorer:
+    """BM25 against one user's statistics, kind by kind, with document frequencies fetched as needed."""
+
+    def __init__(self, reader: Reader, user_key: int, limits: Limits):
+        self.reader, self.user_key, self.limits = reader, user_key, limits
+        self.stats = reader.stats(user_key)
+        self.df: Dict[Tuple[str, str], int] = {}
+
+    def need(self, tokens: Sequence[str]) -> None:
+        missing = [t for t in dict.fromkeys(tokens) if ("message", t) not in self.df]
+        if missing:
+            found = self.reader.doc_freqs(self.user_key, missing)
+            for kind in ("message", "window", "segment"):
+                for t in missing:
+                    self.df[(kind, t)] = found.get((kind, t), 0)
+
+    def idf(self, kind: str, token: str) -> float:
+        return bm25.idf(self.stats.get(kind, (0, 0))[0], self.df[(kind, token)])
+
+    def score(self, terms: Sequence[str], kind: str, tf: Mapping[str, Mapping[int, int]],
+              lengths: Mapping[int, int]) -> Dict[int, float]:
+        n_docs, total = self.stats.get(kind, (0, 0))
+        present = [t for t in terms if tf.get(t)]
+        weights = {t: self.idf(kind, t) for t in present}
+        return bm25.weighted_scores(present, weights, tf, lengths, n_docs, total, self.limits.k1, self.limits.b)
+
+
+def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
+    """The pool for `query` in the memory of the user with key `user_key`."""
+    scorer = _Scorer(reader, user_key, limits)
+    wanted = list(dict.fromkeys(query.terms + [t for option in query.options for t in option]))
+    scorer.need(wanted)
+    tf = bm25.term_frequencies(reader.postings(user_key, "message", wanted))
+    kept = _bound(tf, {t: scorer.idf("message", t) for t in tf}, limits, limits.pool_size)
+    if not kept:
+        # Nothing said matches; a question that names a speaker still gets their latest messages.
+        spoken = {doc for _, doc in reader.postings(user_key, fts.SPEAKER, query.terms)}
+        kept = sorted(spoken, reverse=True)[: limits.pool_size]
+    found = reader.views(kept)
+    tf = _restrict(tf, found)
+    lengths = {d: v.length for d, v in found.items()}
+    scores = scorer.score(query.terms, "message", tf, lengths)
+    option_scores = [scorer.score(option, "message", tf, lengths) for option in query.options]
+
+    feedback_words = _feedback_words(reader, scorer, found, scores, set(wanted), limits)
+    feedback_docs: Dict[int, float] = {}
+    if feedback_words:
+        extra_tf = bm25.term_frequencies(reader.postings(user_key, "message", sorted(feedback_words)))
+        room = max(0, limits.pool_size - len(found))
+        extra = [d for d in _bound(extra_tf, feedback_words, limits, room + len(found)) if d not in found][:room]
+        found.update(reader.views(extra))
+        for t, per_doc in extra_tf.items():
+            for d in per_doc:
+                if d in found:
+                    feedback_docs[d] = feedback_docs.get(d, 0.0) + feedback_words[t]
+        tf.update({t: {d: c for d, c in per_doc.items() if d in found} for t, per_doc in extra_tf.items()
+                   if t not in tf})
+
+    context = _context(reader, found, scores, limits)
+    scores.update(_context_scores(scorer, query.terms, tf, found, context))
+    views = dict(found)
+    views.update(context)
+    messages = _messages(reader, views)
+    feedback = {(found[d].session_key, found[d].first): s for d, s in feedback_docs.items()}
+    idf = {t: scorer.idf("message", t) for t in query.terms if scorer.df[("message", t)]}
+    return Pool(messages, views, scores, option_scores, idf, feedback)
+
+
+def _bound(tf: Mapping[str, Mapping[int, int]], weights: Mapping[str, float], limits: Limits,
+           size: int) -> List[int]:
+    """The `size` best documents by BM25 without length normalisation (ties by doc id)."""
+    k1 = limits.k1
+    pre: Dict[int, float] = {}
+    for t in sorted(tf):
+        for doc, count in tf[t].items():
+            pre[doc] = pre.get(doc, 0.0) + weights[t] * (count * (k1 + 1.0)) / (count + k1)
+    return sorted(pre, key=lambda d: (-pre[d], d))[:size]
+
+
+def _restrict(tf: Mapping[str, Mapping[int, int]], found: Mapping[int, ViewRow]) -> Dict[str, Dict[int, int]]:
+    return {t: {d: c for d, c in per_doc.items() if d in found} for t, per_doc in tf.items()}
+
+
+def _feedback_words(reader: Reader, scorer: _Scorer, found: Mapping[int, ViewRow], scores: Mapping[int, float],
+                    asked: Set[str], limits: Limits) -> Dict[str, float]:
+    """The `feedback_terms` words that weigh most in the best `feedback_docs` messages."""
+    if limits.feedback_docs <= 0 or limits.feedback_terms <= 0:
+        return {}
+    best = sorted(scores, key=lambda d: (-scores[d], d))[: limits.feedback_docs]
+    texts = []
+    for d in best:
+        v = found[d]
+        (row,) = reader.message_features(v.session_key, v.first, v.first)
+        texts.append(row[3].split())
+    eligible = sorted({t for tokens in texts for t in tokens
+                       if t not in asked and t not in STEMMED_STOPWORDS and len(t) >= 3 and not t.isdigit()})
+    scorer.need(eligible)
+    weight: Dict[str, float] = {}
+    for tokens in texts:
+        for t in sorted(set(tokens).intersection(eligible)):
+            idf = scorer.idf("message", t)
+            if idf > 1e-6:  # words in half the messages or more say nothing
+                weight[t] = weight.get(t, 0.0) + tokens.count(t) / len(tokens) * idf
+    chosen = sorted(weight, key=lambda t: (-weight[t], t))[: limits.feedback_terms]
+    return {t: weight[t] for t in chosen}
+
+
+def _context(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, float],
+             limits: Limits) -> Dict[int, ViewRow]:
+    """The windows and segments around the best `context_size` messages."""
+    best = sorted(found, key=lambda d: (-scores.get(d, 0.0), d))[: limits.context_size]
+    spans: Dict[int, Tuple[int, int]] = {}
+    for d in best:
+        v = found[d]
+        first, last = spans.get(v.session_key, (v.first, v.last))
+        spans[v.session_key] = (min(first, v.first), max(last, v.last))
+    context: Dict[int, ViewRow] = {}
+    for session_key, (first, last) in sorted(spans.items()):
+        for view in reader.context_views(session_key, first, last):
+            context[view.doc_id] = view
+    return context
+
+
+def _context_scores(scorer: _Scorer, terms: Sequence[str], tf: Mapping[str, Mapping[int, int]],
+                    found: Mapping[int, ViewRow], context: Mapping[int, ViewRow]) -> Dict[int, float]:
+    """BM25 of windows and segments, their term counts summed from their messages'."""
+    by_position = {(v.session_key, v.first): d for d, v in found.items()}
+    out: Dict[int, float] = {}
+    for kind in ("window", "segment"):
+        of_kind = {d: v for d, v in context.items() if v.kind == kind}
+        kind_tf: Dict[str, Dict[int, int]] = {}
+        for t in terms:
+            per_view = {}
+            for d, v in of_kind.items():
+                count = sum(tf.get(t, {}).get(by_position.get((v.session_key, seq)), 0)
+                            for seq in range(v.first, v.last + 1))
+                if count:
+                    per_view[d] = count
+            if per_view:
+                kind_tf[t] = per_view
+        out.update(scorer.score(terms, kind, kind_tf, {d: v.length for d, v in of_kind.items()}))
+    return out
+
+
+def _messages(reader: Reader, views: Mapping[int, ViewRow]) -> Dict[Key, Message]:
+    """Every message of the pool's views, with what the rankings read of it."""
+    spans: Dict[int, Tuple[int, int]] = {}
+    names: Dict[int, Tuple[str, str]] = {}
+    wanted: Set[Key] = set()
+    for view in views.values():
+        first, last = spans.get(view.session_key, (view.first, view.last))
+        spans[view.session_key] = (min(first, view.first), max(last, view.last))
+        names[view.session_key] = (view.session_id, view.tag)
+        wanted.update((view.session_key, seq) for seq in range(view.first, view.last + 1))
+    out: Dict[Key, Message] = {}
+    for session_key, (first, last) in sorted(spans.items()):
+        session_id, tag = names[session_key]
+        for seq, speaker, timestamp, tokens in reader.message_features(session_key, first, last):
+            if (session_key, seq) in wanted:
+                out[(session_key, seq)] = Message((session_key, seq), session_id, tag, tuple(speaker.split()),
+                                                  timestamp, tuple(tokens.split()))
+    return out

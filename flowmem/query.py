@@ -1,0 +1,82 @@
+"""What a question asks for, read deterministically from its text (and its options).
+
+`analyze` turns a question into the pieces the rankings use: its content terms, the
+names it mentions, adjacent term pairs (for phrase matches), numbers, answer options,
+and its intent where the wording makes one plain: asking when, for the first or the
+last time, or for a current state.
+"""
+from __future__ import annotations
+
+import re
+from typing import List, NamedTuple, Sequence, Tuple
+
+from .stem import stem
+from .tokenize import QUESTION_STOPWORDS, query_terms, tokenize, unique, words
+
+WHEN, FIRST, LAST, CURRENT = "when", "first", "last", "current"
+
+_INTENTS = [
+    (CURRENT, re.compile(r"\b(now|currently|current|still|these days|at the moment|anymore|latest|most recent(ly)?|"
+                         r"today)\b|现在|目前|最新|还在|如今", re.I)),
+    (FIRST, re.compile(r"\b(first|earliest|originally|initially|began|begin|start(ed)?)\b|第一次|最早|起初", re.I)),
+    (LAST, re.compile(r"\b(last|lately|recently|final(ly)?)\b|最后|上一次|最近", re.I)),
+    (WHEN, re.compile(r"\b(when|what (date|day|time|year|month)|how long ago|which (year|month|day))\b|什么时候|哪天|哪一天|哪年|几月|何时", re.I)),
+]
+
+# Capitalised words that begin questions or sentences say nothing about names.
+_NOT_NAMES = frozenset(w.lower() for w in """
+What When Where Who Whom Whose Why How Which Did Does Do Is Are Was Were Has Have Had Can Could Would Should
+Will Shall May Might Must In On At For From To Of The A An And Or But If Since During After Before Based
+According Please Tell Give Name List Describe Explain Besides Apart Other Also Yes No I
+""".split())
+_CAPITALISED = re.compile(r"\b([A-Z][\w'\u2019-]*)")
+_QUOTED = re.compile(r"[\"\u201c\u201d\u300c\u300e]([^\"\u201c\u201d\u300c\u300d\u300e\u300f]{2,80})[\"\u201c\u201d\u300d\u300f]")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+class Query(NamedTuple):
+    text: str
+    terms: List[str]  # distinct stemmed content terms, in question order
+    names: List[str]  # stemmed terms of capitalised or quoted words: people, places, titles
+    pairs: List[Tuple[str, str]]  # adjacent content terms, for phrase matches
+    numbers: List[str]
+    intent: str  # "", WHEN, FIRST, LAST or CURRENT
+    options: List[List[str]]  # each option's content terms
+
+
+def _names(question: str) -> List[str]:
+    names: List[str] = []
+    for match in _CAPITALISED.finditer(question):
+        word = match.group(1)
+        if word.lower() in _NOT_NAMES:
+            continue
+        names.extend(tokenize(word))
+    for match in _QUOTED.finditer(question):
+        names.extend(t for t in tokenize(match.group(1)) if t not in QUESTION_STOPWORDS)
+    return unique(names)
+
+
+def _pairs(question: str) -> List[Tuple[str, str]]:
+    content = [stem(w) for w in words(question) if w not in QUESTION_STOPWORDS]
+    return list(dict.fromkeys(zip(content, content[1:])))
+
+
+def intent(question: str) -> str:
+    """The question's temporal intent, or "" when it has none."""
+    for name, pattern in _INTENTS:
+        if pattern.search(question):
+            return name
+    return ""
+
+
+def analyze(question: str, options: Sequence[str] = ()) -> Query:
+    """Everything the rankings read from a question."""
+    return Query(
+        text=question,
+        terms=query_terms(question),
+        names=_names(question),
+        pairs=_pairs(question),
+        numbers=unique(_NUMBER.findall(question)),
+        intent=intent(question),
+        options=[t for t in (query_terms(o) for o in options) if t],
+    )

@@ -1,0 +1,69 @@
+"""From ranked messages to the result set: which views fill the `top_k` slots.
+
+The first `message_share` of the slots hold single messages, best first: that is
+where precision lives, and a message costs the reader one message. The remaining
+slots each hold a window (or segment) around the next best message not yet shown,
+so the reader gets more of the conversation around the evidence. Rules:
+
+- nothing repeats: a message already shown is never shown again, and a view whose
+  messages are all shown already gives its slot to new evidence;
+- raw messages keep a guaranteed share of the slots (`message_share`);
+- every item keeps the score of the message that earned it, so scores never rise.
+"""
+from __future__ import annotations
+
+import math
+from typing import Dict, List, Mapping, NamedTuple, Sequence, Set, Tuple
+
+from .signals import Key, Pool
+
+MESSAGE, WINDOW, SEGMENT = "message", "window", "segment"
+
+
+class Pick(NamedTuple):
+    kind: str
+    session_key: int
+    first: int
+    last: int
+    score: float
+    anchor: Key  # the ranked message that earned the slot
+
+    def keys(self) -> List[Key]:
+        return [(self.session_key, seq) for seq in range(self.first, self.last + 1)]
+
+
+def _views_around(pool: Pool, kind: str) -> Dict[Key, List[Tuple[int, int]]]:
+    """For each message, the (first, last) of the pool's views of `kind` that contain it."""
+    out: Dict[Key, List[Tuple[int, int]]] = {}
+    for view in pool.views.values():
+        if view.kind == kind:
+            for seq in range(view.first, view.last + 1):
+                out.setdefault((view.session_key, seq), []).append((view.first, view.last))
+    return out
+
+
+def select(order: Sequence[Key], scores: Mapping[Key, float], pool: Pool, top_k: int,
+           view_kind: str, message_share: float, spare: int = 0) -> List[Pick]:
+    """The result set for messages ranked in `order` (best first), plus up to `spare` more picks."""
+    picks: List[Pick] = []
+    shown: Set[Key] = set()
+    around = _views_around(pool, view_kind) if view_kind != MESSAGE else {}
+    messages_first = math.ceil(top_k * message_share)
+    for key in order:
+        if len(picks) >= top_k + spare:
+            break
+        if key in shown:
+            continue
+        pick = Pick(MESSAGE, key[0], key[1], key[1], scores[key], key)
+        if len(picks) >= messages_first and key in around:
+            best = None
+            for first, last in sorted(around[key]):
+                fresh = [(key[0], seq) for seq in range(first, last + 1) if (key[0], seq) not in shown]
+                value = sum(scores.get(m, 0.0) for m in fresh)
+                if len(fresh) > 1 and (best is None or value > best[0]):
+                    best = (value, first, last)
+            if best is not None:
+                pick = Pick(view_kind, key[0], best[1], best[2], scores[key], key)
+        picks.append(pick)
+        shown.update(pick.keys())
+    return picks

@@ -1,0 +1,100 @@
+"""The guarded state-update rerank: a newer message that explicitly updates an older one goes first.
+
+Only when all of these hold, and nothing is ever dropped:
+
+1. the question asks for a current or latest state ("now", "currently", "still",
+   "latest", 现在, 目前 ...);
+2. both messages are among the best `window` ranked messages and are strongly about
+   the same thing: they share two of the question's terms, or two content words of
+   which at least one is a question term;
+3. the newer one (later timestamp, or later in the same session) says explicitly
+   that something changed ("changed to", "moved to", "no longer", "postponed",
+   "instead", "actually", 改成, 搬到, 不再, 推迟 ...).
+
+Then the newer message moves to just above the older one, which moves down one
+place; everything else keeps its order. (A chain of updates settles newest first.)
+If what an update changed is not among the best at all, the best-ranked earlier
+message sharing two content words with it joins it, just below: a current-state
+question is answered best with the new value first and the old one in sight.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable, List, Sequence, Set, Tuple
+
+from .query import CURRENT, Query
+from .candidates import Key, Message, Pool
+from .tokenize import STEMMED_STOPWORDS
+
+UPDATE_CUES = re.compile(
+    r"\b(chang(e|ed|ing) (it |them )?(to|into)|mov(e|ed|ing) (to|into|back)|no longer|not any ?more|anymore|"
+    r"postpon(e|ed|ing)|reschedul(e|ed|ing)|push(ed)? back|delay(ed)?|correct(ed|ion)?|instead|switch(ed|ing)? "
+    r"(to|over)|actually|updat(e|ed)|replac(e|ed|ing)|now)\b|改成|改为|改到|搬到|搬去|不再|推迟|延期|换成|换到|其实|"
+    r"更正|现在",
+    re.I,
+)
+
+
+def _later(a: Message, b: Message) -> bool:
+    """Whether message a was said after message b."""
+    if a.timestamp_ms is not None and b.timestamp_ms is not None and a.timestamp_ms != b.timestamp_ms:
+        return a.timestamp_ms > b.timestamp_ms
+    return a.key[0] == b.key[0] and a.key[1] > b.key[1]
+
+
+def _same_subject(a: Message, b: Message, terms: Set[str]) -> bool:
+    """Two question terms in common, or two shared words one of which the question asks about."""
+    words_a = set(a.tokens) - STEMMED_STOPWORDS
+    words_b = set(b.tokens) - STEMMED_STOPWORDS
+    shared = words_a & words_b
+    return len(terms & shared) >= 2 or (len(shared) >= 2 and bool(terms & shared))
+
+
+def _counterpart(newer: Message, older: Message) -> bool:
+    """Whether `older` states what `newer` updates: two content words in common (names, places, roles)."""
+    return len((set(newer.tokens) & set(older.tokens)) - STEMMED_STOPWORDS) >= 2
+
+
+def rerank(query: Query, pool: Pool, order: Sequence[Key], text_of: Callable[[Key], str],
+           window: int) -> Tuple[List[Key], List[Tuple[Key, Key]]]:
+    """The order with explicit updates raised above what they update, and the (newer, older) pairs moved.
+
+    `text_of(key)` gives a message's verbatim text (only the first `window` are read).
+    """
+    if query.intent != CURRENT or window <= 0:
+        return list(order), []
+    result = list(order)
+    moves: List[Tuple[Key, Key]] = []
+    terms = set(query.terms)
+    top = result[:window]
+    updates = [key for key in top if UPDATE_CUES.search(text_of(key))]
+    # Insertion passes until no update sits below a message it updates; time order is
+    # strict, so chains (old, newer, newest) settle newest first. Bounded regardless.
+    for _ in range(len(top)):
+        changed = False
+        for newer in updates:
+            for older in top:
+                if older == newer:
+                    continue
+                a, b = pool.messages[newer], pool.messages[older]
+                i, j = result.index(newer), result.index(older)
+                if i > j and _later(a, b) and _same_subject(a, b, terms):
+                    result.insert(j, result.pop(i))
+                    moves.append((newer, older))
+                    changed = True
+        if not changed:
+            break
+    # An update whose earlier value is not among the best: bring the best-ranked message
+    # it updates to just below it, so the reader sees what changed, old and new.
+    for newer in updates:
+        a = pool.messages[newer]
+        position = result.index(newer)
+        if any(_later(a, pool.messages[k]) and _counterpart(a, pool.messages[k]) for k in result[:window] if k != newer):
+            continue
+        for older in result[window:]:
+            if _later(a, pool.messages[older]) and _counterpart(a, pool.messages[older]):
+                result.remove(older)
+                result.insert(position + 1, older)
+                moves.append((newer, older))
+                break
+    return result, moves
