@@ -5,8 +5,8 @@
    by BM25 without length normalisation, which needs no further reads. When nothing
    said matches, the latest messages of a speaker the question names stand in.
 2. Pseudo-relevance feedback: the distinctive words of the best `feedback_docs`
-   messages, weighted by term frequency times idf, stand in for what the question
-   did not say; the messages holding the best `feedback_terms` of them join the pool
+   messages, weighted by term frequency times idf (among the sessions read), stand
+   in for what the question did not say; the messages holding the best `feedback_terms` of them join the pool
    and get a feedback score.
 3. Windows and segments around the best `context_size` messages. A window's or
    segment's term counts are the sums of its messages' (its indexed text is theirs),
@@ -45,6 +45,7 @@ class Pool(NamedTuple):
     option_bm25: List[Dict[int, float]]  # per option: doc_id -> BM25 of the option's terms
     idf: Dict[str, float]  # question term -> idf among message views
     feedback: Dict[Key, float]  # message -> summed weight of the feedback words it holds
+    matched: List[Key]  # messages holding a question or feedback word: the only ones with tokens
 
     def members(self, view: ViewRow) -> List[Key]:
         return [(view.session_key, seq) for seq in range(view.first, view.last + 1)]
@@ -69,11 +70,11 @@ class _Scorer:
         self.stats = reader.stats(user_key)
         self.df: Dict[Tuple[str, str], int] = {}
 
-    def need(self, tokens: Sequence[str]) -> None:
+    def need(self, tokens: Sequence[str], kinds: Sequence[str] = ("message", "window", "segment")) -> None:
         missing = [t for t in dict.fromkeys(tokens) if ("message", t) not in self.df]
         if missing:
-            found = self.reader.doc_freqs(self.user_key, missing)
-            for kind in ("message", "window", "segment"):
+            found = self.reader.doc_freqs(self.user_key, missing, kinds)
+            for kind in kinds:
                 for t in missing:
                     self.df[(kind, t)] = found.get((kind, t), 0)
 
@@ -105,7 +106,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
     scores = scorer.score(query.terms, "message", tf, lengths)
     option_scores = [scorer.score(option, "message", tf, lengths) for option in query.options]
 
-    feedback_words = _feedback_words(reader, scorer, found, scores, set(wanted), limits)
+    feedback_words = _feedback_words(reader, found, scores, set(wanted), limits)
     feedback_docs: Dict[int, float] = {}
     if feedback_words:
         extra_tf = bm25.term_frequencies(reader.postings(user_key, "message", sorted(feedback_words)))
@@ -123,10 +124,11 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
     scores.update(_context_scores(scorer, query.terms, tf, found, context))
     views = dict(found)
     views.update(context)
-    messages = _messages(reader, views)
+    matched = sorted((v.session_key, v.first) for v in found.values())
+    messages = _messages(reader, views, set(matched))
     feedback = {(found[d].session_key, found[d].first): s for d, s in feedback_docs.items()}
     idf = {t: scorer.idf("message", t) for t in query.terms if scorer.df[("message", t)]}
-    return Pool(messages, views, scores, option_scores, idf, feedback)
+    return Pool(messages, views, scores, option_scores, idf, feedback, matched)
 
 
 def _bound(tf: Mapping[str, Mapping[int, int]], weights: Mapping[str, float], limits: Limits,
@@ -144,24 +146,26 @@ def _restrict(tf: Mapping[str, Mapping[int, int]], found: Mapping[int, ViewRow])
     return {t: {d: c for d, c in per_doc.items() if d in found} for t, per_doc in tf.items()}
 
 
-def _feedback_words(reader: Reader, scorer: _Scorer, found: Mapping[int, ViewRow], scores: Mapping[int, float],
+def _feedback_words(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, float],
                     asked: Set[str], limits: Limits) -> Dict[str, float]:
-    """The `feedback_terms` words that weigh most in the best `feedback_docs` messages."""
+    """The `feedback_terms` words that weigh most in the best `feedback_docs` messages.
+
+    A word weighs its frequency in each of those messages times its idf among the
+    messages of the sessions the search has read (kept in memory with them), which
+    spares a lookup per word in the index.
+    """
     if limits.feedback_docs <= 0 or limits.feedback_terms <= 0:
         return {}
     best = sorted(scores, key=lambda d: (-scores[d], d))[: limits.feedback_docs]
-    texts = []
-    for d in best:
-        v = found[d]
-        (row,) = reader.message_features(v.session_key, v.first, v.first)
-        texts.append(row[3].split())
-    eligible = sorted({t for tokens in texts for t in tokens
-                       if t not in asked and t not in STEMMED_STOPWORDS and len(t) >= 3 and not t.isdigit()})
-    scorer.need(eligible)
+    texts = [reader.session(found[d]).messages[found[d].first][2] for d in best]
+    sessions = reader.sessions_read()
+    n = sum(s.n_messages for s in sessions)
     weight: Dict[str, float] = {}
     for tokens in texts:
-        for t in sorted(set(tokens).intersection(eligible)):
-            idf = scorer.idf("message", t)
+        for t in sorted(set(tokens)):
+            if t in asked or t in STEMMED_STOPWORDS or len(t) < 3 or t.isdigit():
+                continue
+            idf = bm25.idf(n, sum(s.doc_freqs.get(t, 0) for s in sessions))
             if idf > 1e-6:  # words in half the messages or more say nothing
                 weight[t] = weight.get(t, 0.0) + tokens.count(t) / len(tokens) * idf
     chosen = sorted(weight, key=lambda t: (-weight[t], t))[: limits.feedback_terms]
@@ -172,54 +176,52 @@ def _context(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, 
              limits: Limits) -> Dict[int, ViewRow]:
     """The windows and segments around the best `context_size` messages."""
     best = sorted(found, key=lambda d: (-scores.get(d, 0.0), d))[: limits.context_size]
-    spans: Dict[int, Tuple[int, int]] = {}
+    context: Dict[int, ViewRow] = {}
     for d in best:
         v = found[d]
-        first, last = spans.get(v.session_key, (v.first, v.last))
-        spans[v.session_key] = (min(first, v.first), max(last, v.last))
-    context: Dict[int, ViewRow] = {}
-    for session_key, (first, last) in sorted(spans.items()):
-        for view in reader.context_views(session_key, first, last):
-            context[view.doc_id] = view
+        for view in reader.session(v).views:
+            if view.first <= v.first <= view.last:
+                context[view.doc_id] = view
     return context
 
 
 def _context_scores(scorer: _Scorer, terms: Sequence[str], tf: Mapping[str, Mapping[int, int]],
                     found: Mapping[int, ViewRow], context: Mapping[int, ViewRow]) -> Dict[int, float]:
     """BM25 of windows and segments, their term counts summed from their messages'."""
-    by_position = {(v.session_key, v.first): d for d, v in found.items()}
+    containing: Dict[Key, List[int]] = {}
+    for d, v in context.items():
+        for seq in range(v.first, v.last + 1):
+            containing.setdefault((v.session_key, seq), []).append(d)
     out: Dict[int, float] = {}
     for kind in ("window", "segment"):
-        of_kind = {d: v for d, v in context.items() if v.kind == kind}
         kind_tf: Dict[str, Dict[int, int]] = {}
         for t in terms:
-            per_view = {}
-            for d, v in of_kind.items():
-                count = sum(tf.get(t, {}).get(by_position.get((v.session_key, seq)), 0)
-                            for seq in range(v.first, v.last + 1))
-                if count:
-                    per_view[d] = count
+            per_view: Dict[int, int] = {}
+            for doc, count in tf.get(t, {}).items():
+                v = found[doc]
+                for view in containing.get((v.session_key, v.first), ()):
+                    if context[view].kind == kind:
+                        per_view[view] = per_view.get(view, 0) + count
             if per_view:
                 kind_tf[t] = per_view
-        out.update(scorer.score(terms, kind, kind_tf, {d: v.length for d, v in of_kind.items()}))
+        lengths = {d: v.length for d, v in context.items() if v.kind == kind}
+        out.update(scorer.score(terms, kind, kind_tf, lengths))
     return out
 
 
-def _messages(reader: Reader, views: Mapping[int, ViewRow]) -> Dict[Key, Message]:
-    """Every message of the pool's views, with what the rankings read of it."""
-    spans: Dict[int, Tuple[int, int]] = {}
-    names: Dict[int, Tuple[str, str]] = {}
-    wanted: Set[Key] = set()
-    for view in views.values():
-        first, last = spans.get(view.session_key, (view.first, view.last))
-        spans[view.session_key] = (min(first, view.first), max(last, view.last))
-        names[view.session_key] = (view.session_id, view.tag)
-        wanted.update((view.session_key, seq) for seq in range(view.first, view.last + 1))
+def _messages(reader: Reader, views: Mapping[int, ViewRow], matched: Set[Key]) -> Dict[Key, Message]:
+    """Every message of the pool's views, with what the rankings read of it.
+
+    Only `matched` messages (holding a question or feedback word) carry their tokens:
+    the others have none of the words the token-reading rankings look for.
+    """
     out: Dict[Key, Message] = {}
-    for session_key, (first, last) in sorted(spans.items()):
-        session_id, tag = names[session_key]
-        for seq, speaker, timestamp, tokens in reader.message_features(session_key, first, last):
-            if (session_key, seq) in wanted:
-                out[(session_key, seq)] = Message((session_key, seq), session_id, tag, tuple(speaker.split()),
-                                                  timestamp, tuple(tokens.split()))
+    for view in sorted(views.values(), key=lambda v: (v.session_key, v.first, v.last)):
+        features = reader.session(view).messages
+        for seq in range(view.first, view.last + 1):
+            key = (view.session_key, seq)
+            if key not in out:
+                speaker, timestamp, tokens = features[seq]
+                out[key] = Message(key, view.session_id, view.tag, speaker, timestamp,
+                                   tokens if key in matched else ())
     return out

@@ -94,9 +94,9 @@ def postings_sql(user_key: int, kind: str, tokens: Sequence[str]) -> Tuple[str, 
     return "SELECT term, doc FROM %s WHERE term IN (%s)" % (INSTANCES_TABLE, ",".join("?" * len(terms))), terms
 
 
-def doc_freq_sql(user_key: int, tokens: Sequence[str]) -> Tuple[str, List[str]]:
-    """SQL and params listing (term, number of views holding it) for the tokens in every view kind."""
-    terms = [term(user_key, kind, t) for kind in sorted(KIND_LETTERS) for t in tokens]
+def doc_freq_sql(user_key: int, tokens: Sequence[str], kinds: Sequence[str]) -> Tuple[str, List[str]]:
+    """SQL and params listing (term, number of views holding it) for the tokens in views of `kinds`."""
+    terms = [term(user_key, kind, t) for kind in kinds for t in tokens]
     return "SELECT term, doc FROM %s WHERE term IN (%s)" % (ROWS_TABLE, ",".join("?" * len(terms))), terms
 
 

@@ -13,7 +13,7 @@ depend on dict or set order.
 """
 from __future__ import annotations
 
-from typing import Dict, Hashable, Mapping, Tuple, TypeVar
+from typing import Dict, Hashable, Mapping, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
@@ -32,16 +32,13 @@ def ranks(scores: Mapping[K, float]) -> Dict[K, int]:
     return out
 
 
-def fuse(rankings: Mapping[str, Mapping[K, float]], weights: Mapping[str, float],
-         k: float) -> Tuple[Dict[K, float], Dict[str, Dict[K, int]]]:
-    """Fused score of every item some weighted ranking scores, and each ranking's ranks (for audit)."""
+def fuse(ranked: Mapping[str, Mapping[K, int]], weights: Mapping[str, float], k: float) -> Dict[K, float]:
+    """Fused score of every item some weighted ranking ranks; `ranked` holds each ranking's ranks()."""
     fused: Dict[K, float] = {}
-    ranked: Dict[str, Dict[K, int]] = {}
-    for name in sorted(rankings):
+    for name in sorted(ranked):
         weight = weights.get(name, 0.0)
         if weight <= 0:
             continue
-        ranked[name] = ranks(rankings[name])
         for key, rank in ranked[name].items():
             fused[key] = fused.get(key, 0.0) + weight / (k + rank)
-    return fused, ranked
+    return fused

@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Seq
 
 from . import signals, state_update
 from .config import Config
-from .fusion import fuse
+from .fusion import fuse, ranks
 from .query import Query, analyze
 from .candidates import Key, Limits, Pool, build
 from .selection import Pick, select
@@ -82,27 +82,28 @@ def rankings(query: Query, pool: Pool) -> Dict[str, Dict[Key, float]]:
 
 def rank(pool: Pool, scored: Dict[str, Dict[Key, float]],
          ranking: Ranking) -> Tuple[List[Key], Dict[Key, float], Dict[str, Dict[Key, int]]]:
-    """Messages in fused order, their fused scores, and every ranking's ranks.
+    """Messages in fused order, their fused scores, and every ranking's ranks (for audit).
 
     The first `head_size` places come from the fused rankings (with the neighbours
-    of the best hits fused in); the rest from the same fusion plus pseudo-relevance
-    feedback, with the tail's own weights: the head is for precision, the tail for
-    finding evidence the question's words miss.
+    of the best hits fused in); the rest from the same fusion with the tail's own
+    weights (pseudo-relevance feedback, the speaker): the head is for precision, the
+    tail for finding evidence the question's words miss.
     """
     weights = dict(ranking.weights)
     for name in scored:
         if name.startswith("option"):
             weights[name] = ranking.weight("options")
-    fused, ranked = fuse(scored, weights, ranking.rrf_k)
+    ranked = {name: ranks(scores) for name, scores in sorted(scored.items())}
+    fused = fuse(ranked, weights, ranking.rrf_k)
     order = _ordered(fused, pool)
     if ranking.weight("adjacency") > 0:
-        scored = dict(scored, adjacency=signals.adjacency(pool, order, ranking.adjacency_top))
-        fused, ranked = fuse(scored, weights, ranking.rrf_k)
+        ranked["adjacency"] = ranks(signals.adjacency(pool, order, ranking.adjacency_top))
+        fused = fuse(ranked, weights, ranking.rrf_k)
         order = _ordered(fused, pool)
     tail_weights = dict(weights, **dict(ranking.tail_weights))
     if tail_weights == weights or len(order) <= ranking.head_size:
-        return order, fused, ranked
-    tail_fused, tail_ranked = fuse(scored, tail_weights, ranking.rrf_k)
+        return order, fused, _used(ranked, weights)
+    tail_fused = fuse(ranked, tail_weights, ranking.rrf_k)
     head = order[: ranking.head_size]
     in_head = set(head)
     tail = [key for key in _ordered(tail_fused, pool) if key not in in_head]
@@ -110,24 +111,24 @@ def rank(pool: Pool, scored: Dict[str, Dict[Key, float]],
     floor = fused[head[-1]]
     merged = {key: fused[key] for key in head}
     merged.update((key, min(tail_fused[key], floor)) for key in tail)
-    audit = {name: ({k: r for k, r in ranks.items() if k in in_head}) for name, ranks in ranked.items()}
-    for name, ranks in tail_ranked.items():
-        audit.setdefault(name, {}).update({k: r for k, r in ranks.items() if k not in in_head})
+    audit = _used(ranked, {name: max(weights.get(name, 0.0), tail_weights.get(name, 0.0)) for name in ranked})
     return head + tail, merged, audit
 
 
+def _used(ranked: Dict[str, Dict[Key, int]], weights: Mapping[str, float]) -> Dict[str, Dict[Key, int]]:
+    """The ranks of the rankings that carry weight: what an item's `signals` report."""
+    return {name: r for name, r in ranked.items() if weights.get(name, 0.0) > 0}
+
+
 def _ordered(fused: Mapping[Key, float], pool: Pool) -> List[Key]:
-    """Highest fused score first; equal scores by message id, never by storage order."""
-    def message_key(key: Key) -> Tuple[float, str]:
-        m = pool.messages[key]
-        return -fused[key], message_id(m.tag, key[1])
-    return sorted(fused, key=message_key)
+    """Highest fused score first; equal scores by session tag, then position: never by storage order."""
+    messages = pool.messages
+    return sorted(fused, key=lambda key: (-fused[key], messages[key].tag, key[1]))
 
 
-def item(reader: Reader, pool: Pool, pick: Pick, audit: Dict[str, int]) -> Dict[str, Any]:
-    """One contract item with provenance; content is the view's stored messages, verbatim, one per line."""
+def item(pool: Pool, pick: Pick, rows: Sequence[Any], audit: Dict[str, int]) -> Dict[str, Any]:
+    """One contract item with provenance; content is the view's stored `rows`, verbatim, one per line."""
     anchor = pool.messages[pick.anchor]
-    rows = reader.messages(pick.session_key, pick.first, pick.last)
     known = [r.timestamp_ms for r in rows if r.timestamp_ms is not None]
     return {
         "id": view_id(pick.kind, anchor.tag, pick.first, pick.last),
@@ -187,13 +188,18 @@ def search(store: Store, user_id: str, question: str, top_k: int, options: Seque
         if moves:
             # audit: which messages the state-update rerank moved, as the update or as what it updates
             ranked = dict(ranked, state_update=dict([(o, "updated") for _, o in moves] + [(n, "update") for n, _ in moves]))
+        chosen = picks(pool, order, fused, ranking, top_k)
+        wanted: Dict[int, List[int]] = {}
+        for pick in chosen:
+            wanted.setdefault(pick.session_key, []).extend(range(pick.first, pick.last + 1))
+        rows = {key: reader.message_rows(key, sorted(set(positions))) for key, positions in sorted(wanted.items())}
         out: List[Dict[str, Any]] = []
         seen_contents = set()
-        for pick in picks(pool, order, fused, ranking, top_k):
+        for pick in chosen:
             if len(out) == top_k:
                 break
             audit = {name: ranks[pick.anchor] for name, ranks in sorted(ranked.items()) if pick.anchor in ranks}
-            result = item(reader, pool, pick, audit)
+            result = item(pool, pick, [rows[pick.session_key][seq] for seq in range(pick.first, pick.last + 1)], audit)
             if result["content"] in seen_contents:
                 continue  # identical contents appear once
             seen_contents.add(result["content"])

@@ -47,7 +47,7 @@ def select(order: Sequence[Key], scores: Mapping[Key, float], pool: Pool, top_k:
     """The result set for messages ranked in `order` (best first), plus up to `spare` more picks."""
     picks: List[Pick] = []
     shown: Set[Key] = set()
-    around = _views_around(pool, view_kind) if view_kind != MESSAGE else {}
+    around: Dict[Key, List[Tuple[int, int]]] = {}
     messages_first = math.ceil(top_k * message_share)
     for key in order:
         if len(picks) >= top_k + spare:
@@ -55,6 +55,8 @@ def select(order: Sequence[Key], scores: Mapping[Key, float], pool: Pool, top_k:
         if key in shown:
             continue
         pick = Pick(MESSAGE, key[0], key[1], key[1], scores[key], key)
+        if len(picks) == messages_first and view_kind != MESSAGE and not around:
+            around = _views_around(pool, view_kind)  # only once views are due
         if len(picks) >= messages_first and key in around:
             best = None
             for first, last in sorted(around[key]):

@@ -16,11 +16,14 @@ from .candidates import Key, Pool
 def _by_kind(pool: Pool, scores: Mapping[int, float], kind: str) -> Dict[Key, float]:
     """Each message's best score among the views of `kind` that contain it."""
     out: Dict[Key, float] = {}
+    views = pool.views
     for doc, score in scores.items():
-        view = pool.views[doc]
+        view = views[doc]
         if view.kind != kind:
             continue
-        for key in pool.members(view):
+        session_key = view.session_key
+        for seq in range(view.first, view.last + 1):
+            key = (session_key, seq)
             if score > out.get(key, 0.0):
                 out[key] = score
     return out
@@ -47,8 +50,8 @@ def coverage(query: Query, pool: Pool) -> Dict[Key, float]:
     if total <= 0:
         return {}
     out = {}
-    for key, message in pool.messages.items():
-        present = set(message.tokens)
+    for key in pool.matched:
+        present = set(pool.messages[key].tokens)
         got = sum(pool.idf.get(t, 0.0) for t in query.terms if t in present)
         if got > 0:
             out[key] = got / total
@@ -61,8 +64,9 @@ def phrase(query: Query, pool: Pool) -> Dict[Key, float]:
         return {}
     wanted = set(query.pairs)
     out = {}
-    for key, message in pool.messages.items():
-        found = len(wanted.intersection(zip(message.tokens, message.tokens[1:])))
+    for key in pool.matched:
+        tokens = pool.messages[key].tokens
+        found = len(wanted.intersection(zip(tokens, tokens[1:])))
         if found:
             out[key] = float(found)
     return out
@@ -80,8 +84,8 @@ def names(query: Query, pool: Pool) -> Dict[Key, float]:
     if not wanted:
         return {}
     out = {}
-    for key, message in pool.messages.items():
-        present = set(message.tokens)
+    for key in pool.matched:
+        present = set(pool.messages[key].tokens)
         found = sum(1 for n in wanted if n in present)
         if found:
             out[key] = float(found)
@@ -99,8 +103,8 @@ def numbers(query: Query, pool: Pool) -> Dict[Key, float]:
     if not query.numbers:
         return {}
     out = {}
-    for key, message in pool.messages.items():
-        present = set(message.tokens)
+    for key in pool.matched:
+        present = set(pool.messages[key].tokens)
         found = sum(1 for n in query.numbers if n in present)
         if found:
             out[key] = float(found)

@@ -35,6 +35,7 @@ from typing import Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence
 
 from . import fts, views
 from .errors import StoreError
+from .session_cache import SessionCache, SessionData
 from .tokenize import split_speaker, tokenize
 
 log = logging.getLogger("flowmem.store")
@@ -144,6 +145,7 @@ class ViewRow(NamedTuple):
     first: int
     last: int
     length: int
+    session_messages: int  # the session's message count when read: its version (session_cache.py)
 
     @property
     def id(self) -> str:
@@ -185,8 +187,33 @@ def _connect(path: str, synchronous: str) -> sqlite3.Connection:
 class Reader:
     """Queries of one read transaction; obtained from Store.reading()."""
 
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection, cache: Optional[SessionCache] = None):
         self.conn = conn
+        self.cache = cache or SessionCache(0)
+        self._sessions: Dict[int, SessionData] = {}
+
+    def session(self, view: "ViewRow") -> SessionData:
+        """Every message's features and every window and segment of the session `view` belongs to."""
+        data = self._sessions.get(view.session_key)
+        if data is None:
+            data = self._sessions[view.session_key] = self.cache.get(
+                view.session_key, view.session_messages, lambda: self._load_session(view))
+        return data
+
+    def _load_session(self, view: "ViewRow") -> SessionData:
+        messages = {seq: (tuple(speaker.split()), ts, tuple(tokens.split())) for seq, speaker, ts, tokens in
+                    self.conn.execute("SELECT seq, speaker, timestamp_ms, tokens FROM messages WHERE session_key = ?",
+                                      (view.session_key,))}
+        doc_freqs: Dict[str, int] = {}
+        for _, _, tokens in messages.values():
+            for t in set(tokens):
+                doc_freqs[t] = doc_freqs.get(t, 0) + 1
+        views = tuple(self.context_views(view.session_key, 1, view.session_messages))
+        return SessionData(len(messages), messages, views, doc_freqs)
+
+    def sessions_read(self) -> List[SessionData]:
+        """The sessions this reader has read so far, in the order first read."""
+        return list(self._sessions.values())
 
     def user_key(self, user_id: str) -> Optional[int]:
         """The internal key of a user, or None if unknown."""
@@ -206,11 +233,12 @@ class Reader:
         cut = len(fts.kind_prefix(user_key, kind))
         return [(term[cut:], doc) for term, doc in self.conn.execute(sql, params)]
 
-    def doc_freqs(self, user_key: int, tokens: Sequence[str]) -> Dict[Tuple[str, str], int]:
+    def doc_freqs(self, user_key: int, tokens: Sequence[str],
+                  kinds: Sequence[str] = ("message", "window", "segment")) -> Dict[Tuple[str, str], int]:
         """{(kind, token): number of the user's views of that kind holding the token}."""
         if not tokens:
             return {}
-        sql, params = fts.doc_freq_sql(user_key, tokens)
+        sql, params = fts.doc_freq_sql(user_key, tokens, kinds)
         kinds = {fts.kind_prefix(user_key, kind): kind for kind in fts.KIND_LETTERS}
         out = {}
         for term, n in self.conn.execute(sql, params):
@@ -225,7 +253,8 @@ class Reader:
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
             rows = self.conn.execute(
-                "SELECT v.doc_id, v.session_key, s.session_id, s.tag, v.kind, v.first_seq, v.last_seq, v.length"
+                "SELECT v.doc_id, v.session_key, s.session_id, s.tag, v.kind, v.first_seq, v.last_seq, v.length,"
+                " s.n_messages"
                 " FROM views v JOIN sessions s ON s.session_key = v.session_key"
                 " WHERE v.doc_id IN (%s)" % ",".join("?" * len(chunk)),
                 chunk,
@@ -239,20 +268,20 @@ class Reader:
         return [
             ViewRow(*row)
             for row in self.conn.execute(
-                "SELECT v.doc_id, v.session_key, s.session_id, s.tag, v.kind, v.first_seq, v.last_seq, v.length"
+                "SELECT v.doc_id, v.session_key, s.session_id, s.tag, v.kind, v.first_seq, v.last_seq, v.length,"
+                " s.n_messages"
                 " FROM views v JOIN sessions s ON s.session_key = v.session_key"
                 " WHERE v.session_key = ? AND v.last_seq >= ? AND v.first_seq <= ? AND v.kind != 'message'",
                 (session_key, first, last),
             )
         ]
 
-    def message_features(self, session_key: int, first: int, last: int) -> List[Tuple[int, str, Optional[int], str]]:
-        """(position, speaker, timestamp, tokens) of messages `first`..`last` of a session."""
-        return self.conn.execute(
-            "SELECT seq, speaker, timestamp_ms, tokens FROM messages WHERE session_key = ? AND seq BETWEEN ? AND ?"
-            " ORDER BY seq",
-            (session_key, first, last),
-        ).fetchall()
+    def message_rows(self, session_key: int, positions: Sequence[int]) -> Dict[int, MessageRow]:
+        """The messages of a session at these positions, by position."""
+        marks = ",".join("?" * len(positions))
+        return {r[0]: MessageRow(*r) for r in self.conn.execute(
+            "SELECT seq, role, content, timestamp_ms FROM messages WHERE session_key = ? AND seq IN (%s)" % marks,
+            [session_key] + list(positions))}
 
     def messages(self, session_key: int, first: int, last: int) -> List[MessageRow]:
         """Messages `first`..`last` of a session, in order."""
@@ -317,18 +346,20 @@ class Store:
     """One flowmem database file. Thread-safe; call close() when done."""
 
     def __init__(self, path: str, settings: ViewSettings = ViewSettings(), synchronous: str = "FULL",
-                 pool_size: int = 16):
+                 pool_size: int = 16, cache_messages: int = 200_000):
         """Open (creating or migrating) the database at `path`.
 
         `settings` say which windows and segments a session gets; an index built
         with other settings (or an older tokenizer) is rebuilt from the stored
         messages. `synchronous` is SQLite's durability setting (FULL: an
         acknowledged Add survives power loss); `pool_size` is how many idle read
-        connections are kept.
+        connections are kept; `cache_messages` bounds the messages search keeps in
+        memory between searches (session_cache.py).
         """
         check_fts5()
         self.path = path
         self.settings = settings
+        self._cache = SessionCache(cache_messages)
         self._synchronous = synchronous
         self._pool_size = pool_size
         self._idle: "queue.LifoQueue[sqlite3.Connection]" = queue.LifoQueue()
@@ -409,7 +440,7 @@ class Store:
             conn = _connect(self.path, self._synchronous)
         conn.execute("BEGIN")
         try:
-            yield Reader(conn)
+            yield Reader(conn, self._cache)
         finally:
             conn.execute("COMMIT")
             if self._closed or self._idle.qsize() >= self._pool_size:

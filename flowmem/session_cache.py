@@ -1,0 +1,53 @@
+"""What search reads of a session, kept in memory between searches.
+
+A search reads every candidate message's speaker, time and tokens, and the windows
+and segments around them. Questions come in bursts per user, so the same sessions are
+read again and again; this cache keeps them, least recently used first out, up to a
+bound on the messages held. A session only ever grows (Adds append), so its message
+count is its version: an entry whose count differs from the database's is reloaded,
+whichever process wrote.
+"""
+from __future__ import annotations
+
+import collections
+import threading
+from typing import Callable, Dict, NamedTuple, Optional, Tuple
+
+Features = Tuple[Tuple[str, ...], Optional[int], Tuple[str, ...]]  # (speaker tokens, timestamp ms, tokens)
+
+
+class SessionData(NamedTuple):
+    n_messages: int
+    messages: Dict[int, Features]  # position -> features
+    views: tuple  # the session's windows and segments (store.ViewRow)
+    doc_freqs: Dict[str, int]  # token -> how many of the session's messages hold it
+
+
+class SessionCache:
+    """A thread-safe LRU of SessionData by session key, holding at most `max_messages` messages."""
+
+    def __init__(self, max_messages: int):
+        self.max_messages = max_messages
+        self._entries: "collections.OrderedDict[int, SessionData]" = collections.OrderedDict()
+        self._held = 0
+        self._lock = threading.Lock()
+
+    def get(self, session_key: int, n_messages: int, load: Callable[[], SessionData]) -> SessionData:
+        """The session's data at `n_messages` messages, from memory or from `load()`."""
+        with self._lock:
+            entry = self._entries.get(session_key)
+            if entry is not None and entry.n_messages == n_messages:
+                self._entries.move_to_end(session_key)
+                return entry
+        entry = load()
+        with self._lock:
+            old = self._entries.pop(session_key, None)
+            if old is not None:
+                self._held -= len(old.messages)
+            if len(entry.messages) <= self.max_messages:
+                self._entries[session_key] = entry
+                self._held += len(entry.messages)
+            while self._held > self.max_messages:
+                _, evicted = self._entries.popitem(last=False)
+                self._held -= len(evicted.messages)
+        return entry
