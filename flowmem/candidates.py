@@ -17,6 +17,7 @@ Every BM25 uses the user's own statistics and idf per view kind.
 """
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 from . import bm25, fts
@@ -25,6 +26,7 @@ from .store import Reader, ViewRow
 from .tokenize import STEMMED_STOPWORDS
 
 Key = Tuple[int, int]  # (session_key, position in session)
+_DATE_TOKEN = re.compile(r"^[dmy]\d{4,8}$")  # timeexpr.tokens
 
 
 class Message(NamedTuple):
@@ -34,6 +36,7 @@ class Message(NamedTuple):
     speaker: Tuple[str, ...]
     timestamp_ms: Optional[int]
     tokens: Tuple[str, ...]
+    dated: bool  # the text mentions or implies a date
 
 
 class Pool(NamedTuple):
@@ -163,7 +166,7 @@ def _feedback_words(reader: Reader, found: Mapping[int, ViewRow], scores: Mappin
     weight: Dict[str, float] = {}
     for tokens in texts:
         for t in sorted(set(tokens)):
-            if t in asked or t in STEMMED_STOPWORDS or len(t) < 3 or t.isdigit():
+            if t in asked or t in STEMMED_STOPWORDS or len(t) < 3 or t.isdigit() or _DATE_TOKEN.match(t):
                 continue
             idf = bm25.idf(n, sum(s.doc_freqs.get(t, 0) for s in sessions))
             if idf > 1e-6:  # words in half the messages or more say nothing
@@ -221,7 +224,7 @@ def _messages(reader: Reader, views: Mapping[int, ViewRow], matched: Set[Key]) -
         for seq in range(view.first, view.last + 1):
             key = (view.session_key, seq)
             if key not in out:
-                speaker, timestamp, tokens = features[seq]
+                speaker, timestamp, tokens, dated = features[seq]
                 out[key] = Message(key, view.session_id, view.tag, speaker, timestamp,
-                                   tokens if key in matched else ())
+                                   tokens if key in matched else (), dated)
     return out

@@ -31,6 +31,8 @@ def _settings_flags(parser: argparse.ArgumentParser, server: bool) -> None:
             continue  # a key on the command line would show in `ps`; use the file or FLOWMEM_API_KEY
         default = getattr(defaults, name)
         kind = type(default) if default is not None else str
+        if kind is bool:
+            kind = config_module.to_bool
         group.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None, metavar=name.upper(),
                            help="default: %s" % (default,))
 

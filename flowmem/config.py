@@ -30,6 +30,11 @@ class Config:
     window_size: int = 3
     segment_max_messages: int = 8
     segment_max_gap_s: int = 1800
+    stem: bool = True
+    split_speakers: bool = True
+    resolve_times: bool = True
+    date_prefix: bool = True
+    time_annotations: bool = True
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
     rrf_k: float = 60.0
@@ -44,6 +49,7 @@ class Config:
     weight_options: float = 0.0
     weight_time: float = 0.1
     weight_adjacency: float = 0.05
+    weight_dated: float = 0.0
     adjacency_top: int = 3
     candidate_pool: int = 2000
     context_pool: int = 300
@@ -104,15 +110,30 @@ class Config:
         return self
 
 
+def to_bool(raw: Any) -> bool:
+    """1/0, true/false, yes/no, on/off (any case) as a bool."""
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("not a yes/no value: %r" % raw)
+
+
 def _parse(field: dataclasses.Field, raw: str) -> Any:
     kind = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", "str")
     try:
+        if kind == "bool":
+            return to_bool(raw)
         if kind == "int":
             return int(raw)
         if kind == "float":
             return float(raw)
     except ValueError:
-        raise ConfigError("%s%s must be a number, got %r" % (ENV_PREFIX, field.name.upper(), raw))
+        raise ConfigError("%s%s must be a %s, got %r" % (ENV_PREFIX, field.name.upper(),
+                                                         "yes/no value" if kind == "bool" else "number", raw))
     return raw
 
 

@@ -22,7 +22,8 @@ class Memory:
     def __init__(self, config: Config):
         """Open the database named by `config.db` (created and migrated as needed)."""
         self.config = config
-        views = ViewSettings(config.window_size, config.segment_max_messages, config.segment_max_gap_s * 1000)
+        views = ViewSettings(config.window_size, config.segment_max_messages, config.segment_max_gap_s * 1000,
+                             config.stem, config.split_speakers, config.resolve_times)
         self.store = Store(config.db, views, synchronous=config.synchronous)
         self._ranking = make_ranking(config)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import List, NamedTuple, Sequence, Tuple
 
+from . import timeexpr
 from .stem import stem
 from .tokenize import QUESTION_STOPWORDS, query_terms, tokenize, unique, words
 
@@ -44,20 +45,20 @@ class Query(NamedTuple):
     options: List[List[str]]  # each option's content terms
 
 
-def _names(question: str) -> List[str]:
+def _names(question: str, stemmed: bool) -> List[str]:
     names: List[str] = []
     for match in _CAPITALISED.finditer(question):
         word = match.group(1)
         if word.lower() in _NOT_NAMES:
             continue
-        names.extend(tokenize(word))
+        names.extend(tokenize(word, stemmed))
     for match in _QUOTED.finditer(question):
-        names.extend(t for t in tokenize(match.group(1)) if t not in QUESTION_STOPWORDS)
+        names.extend(t for t in tokenize(match.group(1), stemmed) if t not in QUESTION_STOPWORDS)
     return unique(names)
 
 
-def _pairs(question: str) -> List[Tuple[str, str]]:
-    content = [stem(w) for w in words(question) if w not in QUESTION_STOPWORDS]
+def _pairs(question: str, stemmed: bool) -> List[Tuple[str, str]]:
+    content = [stem(w) if stemmed else w for w in words(question) if w not in QUESTION_STOPWORDS]
     return list(dict.fromkeys(zip(content, content[1:])))
 
 
@@ -69,14 +70,19 @@ def intent(question: str) -> str:
     return ""
 
 
-def analyze(question: str, options: Sequence[str] = ()) -> Query:
-    """Everything the rankings read from a question."""
+def date_terms(question: str) -> List[str]:
+    """Date tokens (timeexpr.tokens) of the dates a question writes out: "in May 2023", "on 8 May 2023"."""
+    return unique(t for r in timeexpr.resolve(question, None) for t in timeexpr.tokens(r.start, r.end))
+
+
+def analyze(question: str, options: Sequence[str] = (), stemmed: bool = True, dates: bool = True) -> Query:
+    """Everything the rankings read from a question (`stemmed` and `dates` as the index is)."""
     return Query(
         text=question,
-        terms=query_terms(question),
-        names=_names(question),
-        pairs=_pairs(question),
+        terms=unique(query_terms(question, stemmed) + (date_terms(question) if dates else [])),
+        names=_names(question, stemmed),
+        pairs=_pairs(question, stemmed),
         numbers=unique(_NUMBER.findall(question)),
         intent=intent(question),
-        options=[t for t in (query_terms(o) for o in options) if t],
+        options=[t for t in (query_terms(o, stemmed) for o in options) if t],
     )

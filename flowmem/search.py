@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from . import signals, state_update
+from . import signals, state_update, timeexpr
 from .config import Config
 from .fusion import fuse, ranks
 from .query import Query, analyze
@@ -24,7 +24,7 @@ from .store import Reader, Store, message_id, view_id
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
-SIGNALS = ("bm25", "window", "segment", "coverage", "phrase", "names", "speaker", "numbers")
+SIGNALS = ("bm25", "window", "segment", "coverage", "phrase", "names", "speaker", "numbers", "dated")
 
 
 class Ranking(NamedTuple):
@@ -44,6 +44,10 @@ class Ranking(NamedTuple):
     view_kind: str
     message_share: float
     state_update_window: int
+    stem: bool  # questions are stemmed as the index is
+    resolve_times: bool  # questions' dates become date tokens as the index's do
+    date_prefix: bool  # output: each item's lines start with their day, "[2023-05-08] "
+    time_annotations: bool  # output: resolved relative times follow the text, "(yesterday = 2023-05-07)"
 
     def weight(self, name: str) -> float:
         return dict(self.weights).get(name, 0.0)
@@ -55,7 +59,8 @@ def make_ranking(config: Any = None) -> Ranking:
     return Ranking(config.bm25_k1, config.bm25_b, config.rrf_k, config.weights(), config.adjacency_top,
                    config.candidate_pool, config.context_pool, config.head_size, config.feedback_docs,
                    config.feedback_terms, config.tail_weights(), config.view_kind, config.message_share,
-                   config.state_update_window)
+                   config.state_update_window, config.stem, config.resolve_times, config.date_prefix,
+                   config.time_annotations)
 
 
 def iso_time(timestamp_ms: Optional[int]) -> Optional[str]:
@@ -126,13 +131,32 @@ def _ordered(fused: Mapping[Key, float], pool: Pool) -> List[Key]:
     return sorted(fused, key=lambda key: (-fused[key], messages[key].tag, key[1]))
 
 
-def item(pool: Pool, pick: Pick, rows: Sequence[Any], audit: Dict[str, int]) -> Dict[str, Any]:
-    """One contract item with provenance; content is the view's stored `rows`, verbatim, one per line."""
+def render(rows: Sequence[Any], date_prefix: bool, time_annotations: bool) -> str:
+    """A view's content: its messages verbatim, one per line, each line that starts a new day
+    prefixed with it ("[2023-05-08] "), resolved relative times after the text."""
+    lines = []
+    previous_day = None
+    for row in rows:
+        line = row.content
+        if time_annotations and row.times:
+            note = timeexpr.annotation(row.resolutions())
+            if note:
+                line = "%s %s" % (line, note)
+        day = timeexpr.day_of(row.timestamp_ms)
+        if date_prefix and day is not None and day != previous_day:
+            line = "[%s] %s" % (day.isoformat(), line)
+        previous_day = day
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def item(pool: Pool, pick: Pick, rows: Sequence[Any], audit: Dict[str, int], ranking: Ranking) -> Dict[str, Any]:
+    """One contract item with provenance: content is the view's stored messages (render())."""
     anchor = pool.messages[pick.anchor]
     known = [r.timestamp_ms for r in rows if r.timestamp_ms is not None]
     return {
         "id": view_id(pick.kind, anchor.tag, pick.first, pick.last),
-        "content": "\n".join(r.content for r in rows),
+        "content": render(rows, ranking.date_prefix, ranking.time_annotations),
         "score": pick.score,
         "created_at": iso_time(known[0] if known else None),
         "view": pick.kind,
@@ -175,7 +199,7 @@ def search(store: Store, user_id: str, question: str, top_k: int, options: Seque
     ranking = ranking or make_ranking()
     if top_k <= 0:
         return []
-    query = analyze(question, options)
+    query = analyze(question, options, ranking.stem, ranking.resolve_times)
     if not query.terms:
         return []
     with store.reading() as reader:
@@ -199,7 +223,8 @@ def search(store: Store, user_id: str, question: str, top_k: int, options: Seque
             if len(out) == top_k:
                 break
             audit = {name: ranks[pick.anchor] for name, ranks in sorted(ranked.items()) if pick.anchor in ranks}
-            result = item(pool, pick, [rows[pick.session_key][seq] for seq in range(pick.first, pick.last + 1)], audit)
+            result = item(pool, pick, [rows[pick.session_key][seq] for seq in range(pick.first, pick.last + 1)], audit,
+                          ranking)
             if result["content"] in seen_contents:
                 continue  # identical contents appear once
             seen_contents.add(result["content"])

@@ -13,7 +13,8 @@ import collections
 import threading
 from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
-Features = Tuple[Tuple[str, ...], Optional[int], Tuple[str, ...]]  # (speaker tokens, timestamp ms, tokens)
+# (speaker tokens, timestamp ms, tokens, whether the text mentions or implies a date)
+Features = Tuple[Tuple[str, ...], Optional[int], Tuple[str, ...], bool]
 
 
 class SessionData(NamedTuple):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Dict, Mapping, Sequence
 
-from .query import FIRST, LAST, Query
+from .query import FIRST, LAST, WHEN, Query
 from .candidates import Key, Pool
 
 def _by_kind(pool: Pool, scores: Mapping[int, float], kind: str) -> Dict[Key, float]:
@@ -35,13 +35,31 @@ def bm25(query: Query, pool: Pool) -> Dict[Key, float]:
 
 
 def window(query: Query, pool: Pool) -> Dict[Key, float]:
-    """Best BM25 of a window around the message: the message in its immediate context."""
-    return _by_kind(pool, pool.bm25, "window")
+    """Best BM25 of a window around the message: the message in its immediate context.
+
+    A message in a window-less session (one message) stands as its own window, so
+    short sessions are not put at a disadvantage.
+    """
+    return _fallback(_by_kind(pool, pool.bm25, "window"), bm25(query, pool), pool)
 
 
 def segment(query: Query, pool: Pool) -> Dict[Key, float]:
-    """BM25 of the message's segment: the stretch of conversation it belongs to."""
-    return _by_kind(pool, pool.bm25, "segment")
+    """BM25 of the message's segment: the stretch of conversation it belongs to.
+
+    Where no segment holds the message because it would repeat a window or the
+    message itself (short sessions), that view stands as its segment.
+    """
+    return _fallback(_by_kind(pool, pool.bm25, "segment"), window(query, pool), pool)
+
+
+def _fallback(scores: Dict[Key, float], instead: Mapping[Key, float], pool: Pool) -> Dict[Key, float]:
+    """`scores`, completed with `instead` for messages of sessions where no view of the kind holds them."""
+    covered = {key[0] for key in scores}
+    out = dict(scores)
+    for key, value in instead.items():
+        if key not in out and key[0] not in covered:
+            out[key] = value
+    return out
 
 
 def coverage(query: Query, pool: Pool) -> Dict[Key, float]:
@@ -109,6 +127,13 @@ def numbers(query: Query, pool: Pool) -> Dict[Key, float]:
         if found:
             out[key] = float(found)
     return out
+
+
+def dated(query: Query, pool: Pool) -> Dict[Key, float]:
+    """For questions asking when: 1 for messages whose text states or implies a date."""
+    if query.intent != WHEN:
+        return {}
+    return {key: 1.0 for key, m in pool.messages.items() if m.dated}
 
 
 def options(query: Query, pool: Pool) -> Dict[str, Dict[Key, float]]:

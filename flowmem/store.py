@@ -24,7 +24,9 @@ one read transaction (a consistent snapshot; WAL lets it run beside writes).
 from __future__ import annotations
 
 import contextlib
+import datetime
 import hashlib
+import json
 import logging
 import os
 import queue
@@ -33,7 +35,7 @@ import threading
 import time
 from typing import Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from . import fts, views
+from . import fts, timeexpr, views
 from .errors import StoreError
 from .session_cache import SessionCache, SessionData
 from .tokenize import split_speaker, tokenize
@@ -81,6 +83,7 @@ MIGRATIONS: List[List[str]] = [
             request_id TEXT NOT NULL,
             speaker TEXT NOT NULL,
             tokens TEXT NOT NULL,
+            times TEXT NOT NULL,
             PRIMARY KEY (session_key, seq)
         )""",
         """CREATE TABLE views (
@@ -157,22 +160,55 @@ class MessageRow(NamedTuple):
     role: str
     content: str
     timestamp_ms: Optional[int]
+    times: str  # JSON: the dates the text mentions or implies (Derived.times)
+
+    def resolutions(self) -> List[timeexpr.Resolution]:
+        return [timeexpr.Resolution(e, datetime.date.fromisoformat(a), datetime.date.fromisoformat(b), r, 0)
+                for e, a, b, r in json.loads(self.times or "[]")]
 
 
 class ViewSettings(NamedTuple):
+    """What the index holds: view sizes, and how message text becomes tokens."""
+
     window_size: int = 3
     segment_max_messages: int = 8
     segment_max_gap_ms: int = 1_800_000
+    stem: bool = True  # index Porter stems, not surface words
+    split_speakers: bool = True  # index a leading "Name: " label as the speaker, not as text
+    resolve_times: bool = True  # resolve and index the dates messages mean (timeexpr.py)
 
 
 # Bump when tokenization or what a view indexes changes: stored indexes are then rebuilt.
-INDEX_VERSION = 4
+INDEX_VERSION = 5
 
 
-def derive(content: str) -> Tuple[str, List[str]]:
-    """What is indexed of a message: its speaker label (normalised) and its text's tokens."""
-    speaker, text = split_speaker(content)
-    return " ".join(tokenize(speaker)), tokenize(text)
+class Derived(NamedTuple):
+    speaker: str  # the speaker label's tokens, space-separated
+    tokens: List[str]  # the text's tokens, then date tokens
+    times: str  # JSON list of [expression, first day, last day, relative?]
+
+
+def derive(content: str, timestamp_ms: Optional[int], settings: "ViewSettings") -> Derived:
+    """What is indexed of a message: its speaker, its text's tokens, and the dates it means.
+
+    With `resolve_times`, dates written in the text and relative ones ("yesterday")
+    resolved against the message's own day are kept (timeexpr.py), and they and the
+    message's own day are indexed as date tokens, so a question naming a day, month
+    or year meets the messages of that time.
+    """
+    speaker, text = split_speaker(content) if settings.split_speakers else ("", content)
+    tokens = tokenize(text, settings.stem)
+    times: List[timeexpr.Resolution] = []
+    if settings.resolve_times:
+        day = timeexpr.day_of(timestamp_ms)
+        times = timeexpr.resolve(text, day)
+        if day is not None:
+            tokens += timeexpr.tokens(day, day)
+        for r in times:
+            tokens += timeexpr.tokens(r.start, r.end)
+    encoded = json.dumps([[r.expression, r.start.isoformat(), r.end.isoformat(), r.relative] for r in times],
+                         ensure_ascii=False) if times else ""
+    return Derived(" ".join(tokenize(speaker, settings.stem)), tokens, encoded)
 
 
 def _connect(path: str, synchronous: str) -> sqlite3.Connection:
@@ -201,11 +237,11 @@ class Reader:
         return data
 
     def _load_session(self, view: "ViewRow") -> SessionData:
-        messages = {seq: (tuple(speaker.split()), ts, tuple(tokens.split())) for seq, speaker, ts, tokens in
-                    self.conn.execute("SELECT seq, speaker, timestamp_ms, tokens FROM messages WHERE session_key = ?",
-                                      (view.session_key,))}
+        messages = {seq: (tuple(speaker.split()), ts, tuple(tokens.split()), times != "") for seq, speaker, ts, tokens, times
+                    in self.conn.execute("SELECT seq, speaker, timestamp_ms, tokens, times FROM messages"
+                                         " WHERE session_key = ?", (view.session_key,))}
         doc_freqs: Dict[str, int] = {}
-        for _, _, tokens in messages.values():
+        for _, _, tokens, _ in messages.values():
             for t in set(tokens):
                 doc_freqs[t] = doc_freqs.get(t, 0) + 1
         views = tuple(self.context_views(view.session_key, 1, view.session_messages))
@@ -280,7 +316,8 @@ class Reader:
         """The messages of a session at these positions, by position."""
         marks = ",".join("?" * len(positions))
         return {r[0]: MessageRow(*r) for r in self.conn.execute(
-            "SELECT seq, role, content, timestamp_ms FROM messages WHERE session_key = ? AND seq IN (%s)" % marks,
+            "SELECT seq, role, content, timestamp_ms, times FROM messages WHERE session_key = ? AND seq IN (%s)"
+            % marks,
             [session_key] + list(positions))}
 
     def messages(self, session_key: int, first: int, last: int) -> List[MessageRow]:
@@ -288,7 +325,7 @@ class Reader:
         return [
             MessageRow(*r)
             for r in self.conn.execute(
-                "SELECT seq, role, content, timestamp_ms FROM messages"
+                "SELECT seq, role, content, timestamp_ms, times FROM messages"
                 " WHERE session_key = ? AND seq BETWEEN ? AND ? ORDER BY seq",
                 (session_key, first, last),
             )
@@ -472,7 +509,7 @@ class Store:
         are brought up to date in the same transaction, so the messages are
         searchable the moment this returns.
         """
-        derived = [derive(m.content) for m in messages]
+        derived = [derive(m.content, m.timestamp_ms, self.settings) for m in messages]
         with self._writing() as conn:
             user_key = self._user_key(conn, user_id)
             seen = conn.execute(
@@ -483,11 +520,12 @@ class Store:
             session_key, n_before, segment_start = self._session(conn, user_key, session_id)
             n = n_before + len(messages)
             conn.executemany(
-                "INSERT INTO messages (session_key, seq, role, content, timestamp_ms, request_id, speaker, tokens)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO messages (session_key, seq, role, content, timestamp_ms, request_id, speaker, tokens, times)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (session_key, n_before + i + 1, m.role, m.content, m.timestamp_ms, request_id, speaker, " ".join(toks))
-                    for i, (m, (speaker, toks)) in enumerate(zip(messages, derived))
+                    (session_key, n_before + i + 1, m.role, m.content, m.timestamp_ms, request_id, d.speaker,
+                     " ".join(d.tokens), d.times)
+                    for i, (m, d) in enumerate(zip(messages, derived))
                 ],
             )
             self._sync_views(conn, user_key, session_key, n_before, n, segment_start)
@@ -553,9 +591,8 @@ class Store:
     # -- index version -----------------------------------------------------------------
 
     def _index_signature(self) -> Dict[str, str]:
-        return {"index_version": str(INDEX_VERSION), "window_size": str(self.settings.window_size),
-                "segment_max_messages": str(self.settings.segment_max_messages),
-                "segment_max_gap_ms": str(self.settings.segment_max_gap_ms)}
+        return dict({"index_version": str(INDEX_VERSION)},
+                    **{name: str(value) for name, value in self.settings._asdict().items()})
 
     def _check_index(self) -> None:
         """Rebuild the index if it was built by another tokenizer or with other view settings."""
@@ -576,11 +613,11 @@ class Store:
         conn.execute(fts.delete_all_sql())
         conn.execute("DELETE FROM views")
         conn.execute("DELETE FROM user_stats")
-        rows = conn.execute("SELECT session_key, seq, content FROM messages").fetchall()
+        rows = conn.execute("SELECT session_key, seq, content, timestamp_ms FROM messages").fetchall()
         conn.executemany(
-            "UPDATE messages SET speaker = ?, tokens = ? WHERE session_key = ? AND seq = ?",
-            [(speaker, " ".join(toks), key, seq) for key, seq, (speaker, toks) in
-             ((key, seq, derive(content)) for key, seq, content in rows)],
+            "UPDATE messages SET speaker = ?, tokens = ?, times = ? WHERE session_key = ? AND seq = ?",
+            [(d.speaker, " ".join(d.tokens), d.times, key, seq) for key, seq, d in
+             ((key, seq, derive(content, ts, self.settings)) for key, seq, content, ts in rows)],
         )
         for user_key, session_key, n in conn.execute(
             "SELECT user_key, session_key, n_messages FROM sessions ORDER BY session_key"

@@ -168,9 +168,9 @@ def words(text: str) -> List[str]:
     return [t[:MAX_TOKEN_CHARS] for t in raw]
 
 
-def tokenize(text: str) -> List[str]:
-    """The index tokens of `text`: its words, stemmed, in order, repeats kept."""
-    return [stem(w) for w in words(text)]
+def tokenize(text: str, stemmed: bool = True) -> List[str]:
+    """The index tokens of `text`: its words, stemmed (unless not `stemmed`), in order, repeats kept."""
+    return [stem(w) for w in words(text)] if stemmed else words(text)
 
 
 # A label is one to five words ("Dr. Mary-Jane O'Neil") starting with a letter, then ": " (or a full-width colon).
@@ -196,7 +196,7 @@ def unique(tokens: Iterable[str]) -> List[str]:
     return out
 
 
-def query_terms(question: str) -> List[str]:
+def query_terms(question: str, stemmed: bool = True) -> List[str]:
     """Distinct search terms of a question: its stemmed words minus question stopwords.
 
     A question made only of stopwords ("what is it?") keeps them, so it can still
@@ -204,4 +204,4 @@ def query_terms(question: str) -> List[str]:
     """
     surface = unique(words(question))
     content = [w for w in surface if w not in QUESTION_STOPWORDS] or surface
-    return unique(stem(w) for w in content)
+    return unique(stem(w) for w in content) if stemmed else content

@@ -32,9 +32,14 @@ def add_body(user: str, session: str, contents: List[str], request_id: Optional[
 
 
 class MemoryTestCase(unittest.TestCase):
-    """A test case with a fresh Memory in a temporary directory, closed afterwards."""
+    """A test case with a fresh Memory in a temporary directory, closed afterwards.
 
-    settings: Dict[str, Any] = {}
+    Items' content is plain (no day prefix, no time annotations) unless a test case's
+    `settings` say otherwise, so tests of other behaviour can compare it to the
+    messages they stored; tests/test_temporal.py covers the decorated form.
+    """
+
+    settings: Dict[str, Any] = {"date_prefix": False, "time_annotations": False}
 
     def setUp(self) -> None:
         self.tmp = tempfile.mkdtemp(prefix="flowmem-test-")

@@ -55,7 +55,7 @@ class EndToEndTest(ServerTestCase):
         self.assertEqual((status, body["success"]), (200, True))
         status, body, _ = self.request(conn, "POST", "/search", {"query": "umbrella", "user_id": "u1", "top_k": 3})
         self.assertEqual(status, 200)
-        self.assertEqual(body["data"][0]["content"], "Alice: the violet umbrella")
+        self.assertEqual(body["data"][0]["content"], "[2023-05-08] Alice: the violet umbrella")
         self.assertEqual(body["data"][0]["source_message_ids"], [body["data"][0]["id"]])
         status, body, _ = self.request(conn, "GET", "/health")
         self.assertEqual((status, body["status"]), (200, "ok"))

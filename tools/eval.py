@@ -44,7 +44,10 @@ def parse_settings(pairs: List[str]) -> Dict[str, Any]:
         if not sep or name not in flowmem_config.field_names():
             raise SystemExit("eval: --set takes NAME=VALUE with NAME one of: %s" % ", ".join(flowmem_config.field_names()))
         kind = type(getattr(defaults, name))
-        out[name] = value if kind in (str, type(None)) else kind(value)
+        if kind is bool:
+            out[name] = flowmem_config.to_bool(value)
+        else:
+            out[name] = value if kind in (str, type(None)) else kind(value)
     return out
 
 
@@ -86,6 +89,14 @@ def run_dataset(args: argparse.Namespace, dataset: datasets.Dataset) -> Dict[str
               " the first 20 messages %.3f; both %.3f" % (updates["n"], updates["new_first"], updates["old_kept@20"],
                                                       updates["both"]))
         print()
+    times = runner.time_resolution(dataset)
+    if times:
+        n = times["labelled"] or 1
+        print("Relative times (%d labelled, %d vague): resolved to the right dates %.3f, to wrong ones %.3f,"
+              " not resolved %.3f; vague ones resolved %d; resolutions nobody labelled %d" % (
+                  times["labelled"], times["vague"], times["right"] / n, times["wrong"] / n, times["missed"] / n,
+                  times["vague_resolved"], times["spurious"]))
+        print()
     print("Index: %.1f s for %d messages (%.0f messages/s); search latency p50 %.1f ms, p95 %.1f ms" % (
         timing["index_seconds"], timing["messages"], timing["messages_per_second"],
         timing["search_p50_ms"], timing["search_p95_ms"]))
@@ -94,7 +105,7 @@ def run_dataset(args: argparse.Namespace, dataset: datasets.Dataset) -> Dict[str
     if args.out:
         runner.write_jsonl(run, args.out)
         print("per-question output: %s" % args.out)
-    summary = {"dataset": dataset.name, "groups": groups, "timing": timing, "updates": updates,
+    summary = {"dataset": dataset.name, "groups": groups, "timing": timing, "updates": updates, "times": times,
                "skipped": dataset.skipped, "settings": args.set, "endpoint": args.endpoint}
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

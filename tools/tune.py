@@ -71,7 +71,7 @@ def prepare(data: datasets.Dataset, config: flowmem_config.Config) -> List[Prepa
                 turn_map = TurnMap(conversation)
                 user_key = reader.user_key(conversation.user_id)
                 for q in conversation.questions:
-                    query = analyze(q.question, q.options or ())
+                    query = analyze(q.question, q.options or (), memory._ranking.stem, memory._ranking.resolve_times)
                     pool = search.candidates(reader, user_key, query, memory._ranking)
                     out.append(Prepared(q.qid, q.category, q.gold, query, pool, search.rankings(query, pool), turn_map))
         return out

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
 
+from flowmem import timeexpr
+
 from . import metrics
 from .dataset import Dataset
 from .replay import TurnMap, ask, percentile, replay
@@ -76,6 +78,44 @@ def update_order(run: Run) -> Dict[str, float]:
     n = len(rows)
     return {"n": n, "new_first": sum(a for a, _ in rows) / n, "old_kept@20": sum(b for _, b in rows) / n,
             "both": sum(a and b for a, b in rows) / n}
+
+
+def time_resolution(dataset: Dataset) -> Dict[str, float]:
+    """How flowmem's resolver (flowmem/timeexpr.py) reads the dataset's labelled relative times.
+
+    Every labelled expression is looked up among the resolutions of its turn (same
+    words, any case): `right` when the dates agree, `wrong` when they differ, `missed`
+    when it was not resolved. Vague expressions (labelled without dates) must stay
+    unresolved (`vague_resolved` counts those that were not). `spurious` counts relative
+    resolutions that no label asked for. Empty when the dataset has no labels.
+    """
+    counts = {"labelled": 0, "right": 0, "wrong": 0, "missed": 0, "vague": 0, "vague_resolved": 0, "spurious": 0}
+    for conversation in dataset.conversations:
+        if not conversation.relative_times:
+            continue
+        turns = conversation.turns()
+        labels_by_turn: Dict[str, List[Dict[str, Any]]] = {}
+        for label in conversation.relative_times:
+            labels_by_turn.setdefault(label["turn_id"], []).append(label)
+        for turn_id, labels in sorted(labels_by_turn.items()):
+            turn = turns[turn_id]
+            found = [r for r in timeexpr.resolve(turn.content, timeexpr.day_of(turn.timestamp_ms)) if r.relative]
+            by_words = {r.expression.lower(): r for r in found}
+            for label in labels:
+                r = by_words.pop(label["expression"].lower(), None)
+                if label.get("start") is None:
+                    counts["vague"] += 1
+                    counts["vague_resolved"] += r is not None
+                    continue
+                counts["labelled"] += 1
+                if r is None:
+                    counts["missed"] += 1
+                elif (r.start.isoformat(), r.end.isoformat()) == (label["start"], label["end"]):
+                    counts["right"] += 1
+                else:
+                    counts["wrong"] += 1
+            counts["spurious"] += len(by_words)
+    return counts if counts["labelled"] or counts["vague"] else {}
 
 
 def write_jsonl(run: Run, path: str) -> None:

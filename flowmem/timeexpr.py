@@ -1,0 +1,300 @@
+"""Dates in text: relative expressions resolved against a message's own date, and absolute dates read.
+
+`resolve(text, anchor)` finds expressions such as "yesterday", "last week", "two weekends
+ago", "last Friday", "3 days ago", 昨天, 上周五, 3天前, and absolute dates such as
+"8 May 2023", "May 8th", "2023-05-08", "5/18/2023", "in May", "in 2022", 2023年5月8日,
+and returns each with the first and last day it denotes. Conventions (UTC dates):
+
+- days: yesterday / last night / 昨天 = anchor - 1; the day before yesterday / 前天 = -2;
+  today / tonight / this morning / 今天 = anchor; tomorrow / 明天 = +1; the day after
+  tomorrow / 后天 = +2; N days ago / N天前 = -N (a couple of days = 2); in N days /
+  N天后 = +N;
+- weeks are ISO weeks, Monday to Sunday: last / this / next week (上周, 这周, 下周), N weeks
+  ago (N周前); weekends are the Saturday and Sunday of such a week (this weekend,
+  last weekend, two weekends ago, 这周末, 上周末); earlier this week = Monday..anchor;
+- last / this / next month and year (上个月, 这个月, 下个月, 去年, 今年, 明年, 前年), N months
+  or years ago, earlier this month = the 1st..anchor;
+- last <weekday> = the latest such day strictly before the anchor; next <weekday> = the
+  earliest strictly after; 上周X / 这周X / 下周X = that day of the previous, same or next
+  ISO week;
+- absolute dates without a year take the anchor's year; "M/D/YYYY" is read as month
+  first only when it cannot be read the other way (one of the two is over 12, or they
+  are equal).
+
+Where an expression is ambiguous ("a few days ago", "recently", "on Friday", "this
+Friday", "5/6/2023"), nothing is resolved: a wrong date is worse than none.
+"""
+from __future__ import annotations
+
+import calendar
+import datetime
+import re
+from typing import Callable, List, NamedTuple, Optional, Tuple
+
+Date = datetime.date
+_DAY = datetime.timedelta(days=1)
+
+MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december"]
+_MONTH_ALTERNATIVES = "|".join(m.capitalize() for m in MONTHS) + "|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
+WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                 "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "couple of": 2}
+_CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CN_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+
+
+class Resolution(NamedTuple):
+    expression: str  # as written
+    start: Date
+    end: Date
+    relative: bool  # resolved against the anchor (shown as an annotation), or written out
+    position: int  # where it starts in the text
+
+
+# -- calendar arithmetic -------------------------------------------------------------------
+
+def _week(day: Date, weeks: int = 0) -> Tuple[Date, Date]:
+    monday = day - datetime.timedelta(days=day.weekday()) + datetime.timedelta(weeks=weeks)
+    return monday, monday + datetime.timedelta(days=6)
+
+
+def _weekend(day: Date, weeks: int = 0) -> Tuple[Date, Date]:
+    monday, sunday = _week(day, weeks)
+    return sunday - _DAY, sunday
+
+
+def _month(day: Date, months: int = 0) -> Tuple[Date, Date]:
+    index = day.year * 12 + day.month - 1 + months
+    year, month = divmod(index, 12)
+    return Date(year, month + 1, 1), Date(year, month + 1, calendar.monthrange(year, month + 1)[1])
+
+
+def _year(day: Date, years: int = 0) -> Tuple[Date, Date]:
+    return Date(day.year + years, 1, 1), Date(day.year + years, 12, 31)
+
+
+def _single(day: Date) -> Tuple[Date, Date]:
+    return day, day
+
+
+def _number(text: str) -> Optional[int]:
+    text = text.strip().lower()
+    if text.isdigit():
+        return int(text)
+    if text in _NUMBER_WORDS:
+        return _NUMBER_WORDS[text]
+    return _chinese_number(text)
+
+
+def _chinese_number(text: str) -> Optional[int]:
+    if not text:
+        return None
+    if all(ch in _CN_DIGITS for ch in text):
+        value = 0
+        for ch in text:
+            value = value * 10 + _CN_DIGITS[ch]
+        return value
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        t = _CN_DIGITS.get(tens, None) if tens else 1
+        o = _CN_DIGITS.get(ones, None) if ones else 0
+        if t is not None and o is not None:
+            return t * 10 + o
+    return None
+
+
+def _safe_date(year: int, month: int, day: int) -> Optional[Date]:
+    try:
+        return Date(year, month, day)
+    except ValueError:
+        return None
+
+
+# -- patterns ------------------------------------------------------------------------------
+
+Handler = Callable[[re.Match, Date], Optional[Tuple[Date, Date]]]
+_N = r"(\d{1,3}|a couple of|couple of|an|a|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_CN_N = r"([0-9]{1,3}|[零一二两三四五六七八九十]{1,3})"
+
+
+def _weekday_before(anchor: Date, weekday: int) -> Date:
+    back = (anchor.weekday() - weekday) % 7 or 7
+    return anchor - datetime.timedelta(days=back)
+
+
+def _weekday_after(anchor: Date, weekday: int) -> Date:
+    ahead = (weekday - anchor.weekday()) % 7 or 7
+    return anchor + datetime.timedelta(days=ahead)
+
+
+def _ago(unit: str, n: int, anchor: Date) -> Tuple[Date, Date]:
+    if unit.startswith("day") or unit == "天":
+        return _single(anchor - datetime.timedelta(days=n))
+    if unit.startswith("week") or unit in ("周", "个星期", "星期"):
+        return _week(anchor, -n)
+    if unit.startswith("month") or unit == "个月":
+        return _month(anchor, -n)
+    return _year(anchor, -n)
+
+
+RELATIVE: List[Tuple[re.Pattern, Handler]] = [
+    (re.compile(r"\bthe day before yesterday\b", re.I), lambda m, a: _single(a - 2 * _DAY)),
+    (re.compile(r"\bthe day after tomorrow\b", re.I), lambda m, a: _single(a + 2 * _DAY)),
+    (re.compile(r"\b(yesterday|last night)\b", re.I), lambda m, a: _single(a - _DAY)),
+    (re.compile(r"\b(today|tonight|this (morning|afternoon|evening))\b", re.I), lambda m, a: _single(a)),
+    (re.compile(r"\btomorrow\b", re.I), lambda m, a: _single(a + _DAY)),
+    (re.compile(r"\b%s (days?|weeks?|months?|years?) ago\b" % _N, re.I),
+     lambda m, a: _ago(m.group(2).lower(), _number(m.group(1)), a) if _number(m.group(1)) else None),
+    (re.compile(r"\bin %s days?\b" % _N, re.I),
+     lambda m, a: _single(a + datetime.timedelta(days=_number(m.group(1)))) if _number(m.group(1)) else None),
+    (re.compile(r"\b(last|this|next) weekend\b", re.I),
+     lambda m, a: _weekend(a, {"last": -1, "this": 0, "next": 1}[m.group(1).lower()])),
+    (re.compile(r"\b%s weekends? ago\b" % _N, re.I),
+     lambda m, a: _weekend(a, -_number(m.group(1))) if _number(m.group(1)) else None),
+    (re.compile(r"\bearlier this week\b", re.I), lambda m, a: (_week(a)[0], a)),
+    (re.compile(r"\bearlier this month\b", re.I), lambda m, a: (_month(a)[0], a)),
+    (re.compile(r"\b(last|this|next) week\b", re.I),
+     lambda m, a: _week(a, {"last": -1, "this": 0, "next": 1}[m.group(1).lower()])),
+    (re.compile(r"\b(last|this|next) month\b", re.I),
+     lambda m, a: _month(a, {"last": -1, "this": 0, "next": 1}[m.group(1).lower()])),
+    (re.compile(r"\b(last|this|next) year\b", re.I),
+     lambda m, a: _year(a, {"last": -1, "this": 0, "next": 1}[m.group(1).lower()])),
+    (re.compile(r"\b(last|next) (%s)\b" % "|".join(WEEKDAYS), re.I),
+     lambda m, a: _single((_weekday_before if m.group(1).lower() == "last" else _weekday_after)(
+         a, WEEKDAYS.index(m.group(2).lower())))),
+    # Chinese
+    (re.compile(r"前天"), lambda m, a: _single(a - 2 * _DAY)),
+    (re.compile(r"昨天|昨晚|昨日"), lambda m, a: _single(a - _DAY)),
+    (re.compile(r"后天"), lambda m, a: _single(a + 2 * _DAY)),
+    (re.compile(r"今天|今晚|今日"), lambda m, a: _single(a)),
+    (re.compile(r"明天"), lambda m, a: _single(a + _DAY)),
+    (re.compile(r"(上|这|本|下)(?:个)?(?:周|星期|礼拜)([一二三四五六日天])"),
+     lambda m, a: _single(_week(a, {"上": -1, "这": 0, "本": 0, "下": 1}[m.group(1)])[0]
+                          + datetime.timedelta(days=_CN_WEEKDAYS[m.group(2)]))),
+    (re.compile(r"(上|这|本|下)(?:个)?(?:周末|星期末)"),
+     lambda m, a: _weekend(a, {"上": -1, "这": 0, "本": 0, "下": 1}[m.group(1)])),
+    (re.compile(r"(上|这|本|下)(?:个)?(?:周|星期|礼拜)"),
+     lambda m, a: _week(a, {"上": -1, "这": 0, "本": 0, "下": 1}[m.group(1)])),
+    (re.compile(r"(上|这|本|下)(?:个)?月"), lambda m, a: _month(a, {"上": -1, "这": 0, "本": 0, "下": 1}[m.group(1)])),
+    (re.compile(r"前年"), lambda m, a: _year(a, -2)),
+    (re.compile(r"去年"), lambda m, a: _year(a, -1)),
+    (re.compile(r"今年"), lambda m, a: _year(a)),
+    (re.compile(r"明年"), lambda m, a: _year(a, 1)),
+    (re.compile(r"%s(天|周|个星期|个月|年)前" % _CN_N),
+     lambda m, a: _ago(m.group(2), _number(m.group(1)), a) if _number(m.group(1)) else None),
+    (re.compile(r"%s天后" % _CN_N),
+     lambda m, a: _single(a + datetime.timedelta(days=_number(m.group(1)))) if _number(m.group(1)) else None),
+]
+
+_MONTH = r"(%s)\.?" % _MONTH_ALTERNATIVES
+_ORD = r"(\d{1,2})(?:st|nd|rd|th)?"
+
+
+def _month_number(name: str) -> int:
+    name = name.lower().rstrip(".")
+    return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(name[:3]))
+
+
+def _day_month_year(day: str, month: str, year: Optional[str], anchor: Optional[Date]) -> Optional[Tuple[Date, Date]]:
+    y = int(year) if year else (anchor.year if anchor else None)
+    if y is None:
+        return None
+    d = _safe_date(y, _month_number(month), int(day))
+    return _single(d) if d else None
+
+
+def _us_date(m: re.Match, anchor: Optional[Date]) -> Optional[Tuple[Date, Date]]:
+    first, second, year = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    if first <= 12 and second <= 12 and first != second:
+        return None  # 5/6/2023: May 6th or 5 June? Not guessed.
+    month, day = (first, second) if first <= 12 else (second, first)
+    d = _safe_date(year, month, day)
+    return _single(d) if d else None
+
+
+ABSOLUTE: List[Tuple[re.Pattern, Callable[[re.Match, Optional[Date]], Optional[Tuple[Date, Date]]]]] = [
+    (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"),
+     lambda m, a: (lambda d: _single(d) if d else None)(_safe_date(int(m.group(1)), int(m.group(2)), int(m.group(3))))),
+    (re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b"), _us_date),
+    (re.compile(r"\b%s(?: of)? %s,?(?: (\d{4}))?\b" % (_ORD, _MONTH)),
+     lambda m, a: _day_month_year(m.group(1), m.group(2), m.group(3), a)),
+    (re.compile(r"\b%s %s\b(?:,? (\d{4})\b)?" % (_MONTH, _ORD)),
+     lambda m, a: _day_month_year(m.group(2), m.group(1), m.group(3), a)),
+    (re.compile(r"\bin %s,? (\d{4})\b" % _MONTH),
+     lambda m, a: _month(Date(int(m.group(2)), _month_number(m.group(1)), 1))),
+    (re.compile(r"\bin %s\b" % _MONTH), lambda m, a: _month(Date(a.year, _month_number(m.group(1)), 1)) if a else None),
+    (re.compile(r"\bin ((?:19|20)\d{2})\b"), lambda m, a: _year(Date(int(m.group(1)), 1, 1))),
+    (re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})[日号]"),
+     lambda m, a: (lambda d: _single(d) if d else None)(_safe_date(int(m.group(1)), int(m.group(2)), int(m.group(3))))),
+    (re.compile(r"(\d{1,2})月(\d{1,2})[日号]"),
+     lambda m, a: (lambda d: _single(d) if d else None)(_safe_date(a.year, int(m.group(1)), int(m.group(2))))
+     if a else None),
+    (re.compile(r"(\d{4})年(\d{1,2})月"),
+     lambda m, a: _month(Date(int(m.group(1)), int(m.group(2)), 1)) if 1 <= int(m.group(2)) <= 12 else None),
+    (re.compile(r"(\d{1,2})月份"),
+     lambda m, a: _month(Date(a.year, int(m.group(1)), 1)) if a and 1 <= int(m.group(1)) <= 12 else None),
+    (re.compile(r"((?:19|20)\d{2})年"), lambda m, a: _year(Date(int(m.group(1)), 1, 1))),
+]
+
+
+def resolve(text: str, anchor: Optional[Date]) -> List[Resolution]:
+    """Every date expression in `text`, in text order; relative ones only when `anchor` is known.
+
+    Patterns are tried most specific first, and a stretch of text belongs to one
+    expression at most ("the day before yesterday" is not also "yesterday").
+    """
+    taken: List[Tuple[int, int]] = []
+    found: List[Resolution] = []
+
+    def claim(pattern: re.Pattern, handler, relative: bool) -> None:
+        for m in pattern.finditer(text):
+            if any(m.start() < end and start < m.end() for start, end in taken):
+                continue
+            span = handler(m, anchor)
+            if span is None:
+                continue
+            taken.append((m.start(), m.end()))
+            found.append(Resolution(m.group(0), span[0], span[1], relative, m.start()))
+
+    for pattern, handler in ABSOLUTE:
+        claim(pattern, handler, False)
+    if anchor is not None:
+        for pattern, handler in RELATIVE:
+            claim(pattern, handler, True)
+    return sorted(found, key=lambda r: r.position)
+
+
+def day_of(timestamp_ms: Optional[int]) -> Optional[Date]:
+    """The UTC date of a Unix-ms timestamp, None if unknown or unrepresentable."""
+    if timestamp_ms is None:
+        return None
+    try:
+        return (datetime.datetime(1970, 1, 1) + datetime.timedelta(milliseconds=timestamp_ms)).date()
+    except OverflowError:
+        return None
+
+
+def tokens(start: Date, end: Date) -> List[str]:
+    """Index tokens of a date range: the day (if one), and every month and year it touches.
+
+    `d20230508` for a day, `m202305` for a month, `y2023` for a year: letters and
+    digits only, so they pass through tokenize.py and fts.py untouched.
+    """
+    out = ["d%04d%02d%02d" % (start.year, start.month, start.day)] if start == end else []
+    month = Date(start.year, start.month, 1)
+    while month <= end and len(out) < 40:
+        out.append("m%04d%02d" % (month.year, month.month))
+        month = _month(month, 1)[0]
+    out.extend("y%04d" % y for y in range(start.year, min(end.year, start.year + 20) + 1))
+    return out
+
+
+def annotation(resolutions: List[Resolution]) -> str:
+    """"(yesterday = 2023-05-07; last week = 2023-05-01..2023-05-07)" for the relative ones, or ""."""
+    parts = []
+    for r in resolutions:
+        if r.relative:
+            when = r.start.isoformat() if r.start == r.end else "%s..%s" % (r.start.isoformat(), r.end.isoformat())
+            parts.append("%s = %s" % (r.expression, when))
+    return "(%s)" % "; ".join(parts) if parts else ""
