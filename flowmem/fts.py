@@ -2,8 +2,8 @@
 
 One FTS5 table holds every user's views, but no two users share an index term: each
 token is stored as `<user_key>_<kind>_<token>` (user 7's "dog" in a message view is
-`7_m_dog`, in a window `7_w_dog`, in a segment `7_s_dog`; the speaker "Caroline" of a
-message is `7_p_carolin`, kept apart from what was said). A term lookup therefore
+`7_m_dog`, in a window `7_w_dog`, in a segment `7_s_dog`; the speaker "Dana" of a
+message is `7_p_dana`, kept apart from what was said). A term lookup therefore
 walks only the asking user's postings, of one view kind, whatever else the table
 holds; a filter on a user column would walk everyone's. The prefixes also make
 document frequencies per user and per kind, and flowmem keeps each user's document

@@ -93,7 +93,7 @@ def phrase(query: Query, pool: Pool) -> Dict[Key, float]:
 def names(query: Query, pool: Pool) -> Dict[Key, float]:
     """How many of the names the question mentions, other than the speakers', the message's text has.
 
-    Speakers are named all through a conversation ("Thanks, Caroline!"), so their
+    Speakers are named all through a conversation ("Thanks, Dana!"), so their
     names say little about which message answers; other names (places, pets,
     titles) say a lot.
     """

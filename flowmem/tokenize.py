@@ -13,7 +13,7 @@ questions alike, so "painted" meets "paint".
 A token never contains anything but letters, digits, combining marks and a decimal
 point between digits; that is what lets the FTS layer quote tokens without escaping.
 
-Messages usually begin with a speaker label ("Caroline: ..."). `split_speaker` takes
+Messages usually begin with a speaker label ("Dana: ..."). `split_speaker` takes
 it off, so that the speaker's name is not indexed as if it were said in every one of
 their messages; search treats the speaker as a signal of its own.
 """
@@ -178,7 +178,7 @@ _SPEAKER = re.compile(r"^\s*([^\W\d_][^\W_]*(?:[ .'\-]+[^\W_]+){0,4})\s*(?::\s|\
 
 
 def split_speaker(content: str) -> Tuple[str, str]:
-    """("Caroline", "I went ...") for "Caroline: I went ..."; ("", content) without a label."""
+    """("Dana", "I went ...") for "Dana: I went ..."; ("", content) without a label."""
     match = _SPEAKER.match(content)
     if not match:
         return "", content

@@ -13,12 +13,12 @@ from tests.helpers import T0, MemoryTestCase, add_body
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SESSION = [
-    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
-    "Melanie: Wow, that's great! What did you learn there?",
-    "Caroline: That acceptance matters. I want to study counseling next year.",
-    "Melanie: I painted a sunrise over the lake last week.",
-    "Caroline: Your sunrise painting sounds lovely, send me a photo!",
-    "Melanie: Sure. The kids loved the camping trip too.",
+    "Dana: I went to a pottery workshop yesterday and it was so relaxing.",
+    "Priya: Wow, that's great! What did you learn there?",
+    "Dana: That acceptance matters. I want to study counseling next year.",
+    "Priya: I painted a sunrise over the lake last week.",
+    "Dana: Your sunrise painting sounds lovely, send me a photo!",
+    "Priya: Sure. The kids loved the camping trip too.",
 ]
 
 
@@ -26,13 +26,13 @@ class SearchTest(MemoryTestCase):
     def setUp(self):
         super().setUp()
         self.memory.add(add_body("u1", "s1", SESSION, request_id="r1"))
-        self.memory.add(add_body("u1", "s2", ["Melanie: we adopted a puppy named Oscar", "Caroline: Oscar is cute"],
+        self.memory.add(add_body("u1", "s2", ["Priya: we adopted a puppy named Oscar", "Dana: Oscar is cute"],
                                  request_id="r2", timestamp=T0 + 86_400_000))
 
     def test_the_best_evidence_comes_first_with_provenance(self):
-        items = self.search("When did Caroline go to the LGBTQ support group?", top_k=5)
+        items = self.search("When did Dana go to the pottery workshop?", top_k=5)
         first = items[0]
-        self.assertIn("LGBTQ support group", first["content"])
+        self.assertIn("pottery workshop", first["content"])
         self.assertEqual(first["view"], MESSAGE)
         self.assertEqual(first["session_id"], "s1")
         self.assertEqual(first["source_message_ids"], [first["id"]])
@@ -54,7 +54,7 @@ class SearchTest(MemoryTestCase):
         self.assertEqual(scores, sorted(scores, reverse=True))
 
     def test_every_item_says_which_signals_put_it_there(self):
-        items = self.search("When did Caroline go to the LGBTQ support group?", top_k=3)
+        items = self.search("When did Dana go to the pottery workshop?", top_k=3)
         self.assertIn("bm25", items[0]["signals"])
         self.assertEqual(items[0]["signals"]["bm25"], 1)
 
@@ -64,7 +64,7 @@ class SearchTest(MemoryTestCase):
         self.assertEqual(len(self.search("same words", "u2")), 1)
 
     def test_scores_never_increase_and_ids_are_unique(self):
-        items = self.search("Caroline Melanie sunrise puppy support", top_k=100)
+        items = self.search("Dana Priya sunrise puppy support", top_k=100)
         scores = [i["score"] for i in items]
         self.assertEqual(scores, sorted(scores, reverse=True))
         self.assertEqual(len({i["id"] for i in items}), len(items))
@@ -77,18 +77,18 @@ class SearchTest(MemoryTestCase):
         self.assertLess(items[0]["id"], items[1]["id"])
 
     def test_top_k_rules(self):
-        self.assertEqual(self.search("Caroline", top_k=0), [])
-        self.assertEqual(len(self.search("Caroline", top_k=2)), 2)
-        many = self.memory.search({"query": "Caroline", "user_id": "u1", "top_k": 10**9})["data"]
+        self.assertEqual(self.search("Dana", top_k=0), [])
+        self.assertEqual(len(self.search("Dana", top_k=2)), 2)
+        many = self.memory.search({"query": "Dana", "user_id": "u1", "top_k": 10**9})["data"]
         self.assertLessEqual(len(many), 100)
         with self.assertRaises(InvalidField) as cm:
-            self.memory.search({"query": "Caroline", "user_id": "u1", "top_k": -1})
+            self.memory.search({"query": "Dana", "user_id": "u1", "top_k": -1})
         self.assertEqual(cm.exception.field, "top_k")
 
     def test_top_k_cap_is_configurable(self):
         memory = self.open_memory(top_k_cap=3)
         memory.add(add_body("u1", "s1", SESSION, request_id="r1"))
-        self.assertEqual(len(memory.search({"query": "Caroline", "user_id": "u1", "top_k": 50})["data"]), 3)
+        self.assertEqual(len(memory.search({"query": "Dana", "user_id": "u1", "top_k": 50})["data"]), 3)
 
     def test_search_fields_are_validated(self):
         for body, field in (({"user_id": "u1", "top_k": 5}, "query"), ({"query": " ", "user_id": "u1", "top_k": 5}, "query"),
@@ -103,18 +103,18 @@ class SearchTest(MemoryTestCase):
                 self.assertEqual(cm.exception.field, field)
 
     def test_options_are_accepted(self):
-        data = self.memory.search({"query": "What did Melanie see over the lake?", "user_id": "u1", "top_k": 3,
+        data = self.memory.search({"query": "What did Priya see over the lake?", "user_id": "u1", "top_k": 3,
                                    "options": ["a sunrise", "a dog"]})["data"]
         self.assertIn("sunrise over the lake", data[0]["content"])
 
     def test_unknown_user_and_no_match_give_empty_lists(self):
-        self.assertEqual(self.search("Caroline", "nobody"), [])
+        self.assertEqual(self.search("Dana", "nobody"), [])
         self.assertEqual(self.search("xylophone"), [])
 
     def test_a_speaker_name_alone_finds_their_messages(self):
-        items = self.search("caroline", top_k=3)
+        items = self.search("dana", top_k=3)
         self.assertEqual(len(items), 3)
-        self.assertTrue(all(i["content"].startswith("Caroline:") for i in items))
+        self.assertTrue(all(i["content"].startswith("Dana:") for i in items))
 
     def test_question_words_do_not_drive_recall(self):
         # "What did you ... there" is a message of its own; only "lake" says what the question is about.
@@ -123,15 +123,15 @@ class SearchTest(MemoryTestCase):
         self.assertNotIn("What did you learn there?", [i["content"] for i in items[:1]])
 
     def test_no_query_can_break_the_full_text_engine(self):
-        hostile = ['"', '""', "'", 'a" OR "b', "NEAR(Caroline Melanie, 2)", "NEAR", "*", "Carol*", "content:x",
-                   "terms:Caroline", "(", ")", "((Caroline", "AND", "OR NOT", "Caroline AND NOT Melanie", "^start",
+        hostile = ['"', '""', "'", 'a" OR "b', "NEAR(Dana Priya, 2)", "NEAR", "*", "Carol*", "content:x",
+                   "terms:Dana", "(", ")", "((Dana", "AND", "OR NOT", "Dana AND NOT Priya", "^start",
                    "-x +y ~z", "\x00\x01\x02\x1f\x7f", "\u200b\u202e", "😀👨‍👩‍👧", "卡罗琳去了哪里？", "ماذا فعلت كارولين",
                    "Robert'); DROP TABLE messages;--", "%_\\", "{a} [b]", "1e400", "-- /* */",
-                   "Caroline " * 1400, "x" * 10_000]
+                   "Dana " * 1400, "x" * 10_000]
         for q in hostile:
             with self.subTest(query=q[:40]):
                 self.assertIsInstance(self.search(q, top_k=5), list)
-        self.assertTrue(self.search("Caroline's sunrise?!", top_k=5))
+        self.assertTrue(self.search("Dana's sunrise?!", top_k=5))
 
     def test_every_script_finds_itself(self):
         texts = {"zh": "我们昨天在北京吃了烤鸭", "ja": "東京でラーメンを食べました", "ko": "서울에서 친구를 만났어요",

@@ -9,8 +9,8 @@ class TokenizeTest(unittest.TestCase):
         self.assertEqual(words("Hello, WORLD!"), ["hello", "world"])
 
     def test_possessive_and_contractions_meet_the_plain_word(self):
-        self.assertEqual(words("Caroline's dog"), ["caroline", "dog"])
-        self.assertEqual(words("Caroline\u2019s"), ["caroline"])
+        self.assertEqual(words("Dana's dog"), ["dana", "dog"])
+        self.assertEqual(words("Dana\u2019s"), ["dana"])
         self.assertEqual(words("don't"), ["dont"])
 
     def test_numbers_keep_decimals_and_drop_thousands_separators(self):
@@ -54,7 +54,7 @@ class TokenizeTest(unittest.TestCase):
 
 class SpeakerTest(unittest.TestCase):
     def test_a_leading_label_is_the_speaker(self):
-        self.assertEqual(split_speaker("Caroline: I went to a group"), ("Caroline", "I went to a group"))
+        self.assertEqual(split_speaker("Dana: I went to a group"), ("Dana", "I went to a group"))
         self.assertEqual(split_speaker("Dr. Mary-Jane O'Neil: hi"), ("Dr. Mary-Jane O'Neil", "hi"))
         self.assertEqual(split_speaker("李雷：今天去了公园"), ("李雷", "今天去了公园"))
 
@@ -66,8 +66,8 @@ class SpeakerTest(unittest.TestCase):
 
 class QueryTermsTest(unittest.TestCase):
     def test_question_words_are_dropped(self):
-        self.assertEqual(query_terms("When did Caroline go to the LGBTQ support group?"),
-                         ["carolin", "go", "lgbtq", "support", "group"])
+        self.assertEqual(query_terms("When did Dana go to the pottery workshop?"),
+                         ["dana", "go", "potteri", "workshop"])
 
     def test_repeats_are_dropped_in_order(self):
         self.assertEqual(query_terms("dog cat dog"), ["dog", "cat"])

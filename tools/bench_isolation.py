@@ -87,7 +87,7 @@ maybe thanks always never often sometimes again still yes yeah okay
 """.split()
 
 NAMES = """
-Caroline Melanie Jon Gina John Maria Joanna Nate Tim Evan Sam Audrey Andrew James
+Dana Priya Jon Gina John Maria Joanna Nate Tim Evan Sam Audrey Andrew James
 Deborah Jolene Calvin Dave Priya Omar Lena Hiro Sofia Marco Aisha Tom Grace Ravi
 Elena Felix Nora Yusuf Mei Lucas Zara Ben Ines Kofi Hana Leo
 """.split()

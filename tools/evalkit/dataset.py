@@ -10,7 +10,7 @@ JSON form (what tools/synthetic.py writes and `load_json` reads):
     {"name": ..., "conversations": [
       {"user_id": ..., "language": "en",
        "sessions": [{"session_id": ..., "timestamp_ms": 1683554160000,
-                     "turns": [{"turn_id": "D1:3", "role": "user", "content": "Caroline: ..."}]}],
+                     "turns": [{"turn_id": "D1:3", "role": "user", "content": "Dana: ..."}]}],
        "questions": [{"qid": ..., "question": ..., "category": "temporal", "gold": ["D1:3"],
                       "answer": ..., "options": [...]?, "labels": {...}?}],
        "relative_times": [{"turn_id": ..., "expression": "yesterday", "start": "2023-05-07",
