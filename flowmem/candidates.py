@@ -49,6 +49,7 @@ class Pool(NamedTuple):
     idf: Dict[str, float]  # question term -> idf among message views
     feedback: Dict[Key, float]  # message -> summed weight of the feedback words it holds
     matched: List[Key]  # messages holding a question or feedback word: the only ones with tokens
+    hits: Dict[Key, frozenset]  # message -> the question and option terms it holds
 
     def members(self, view: ViewRow) -> List[Key]:
         return [(view.session_key, seq) for seq in range(view.first, view.last + 1)]
@@ -131,7 +132,13 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
     messages = _messages(reader, views, set(matched))
     feedback = {(found[d].session_key, found[d].first): s for d, s in feedback_docs.items()}
     idf = {t: scorer.idf("message", t) for t in query.terms if scorer.df[("message", t)]}
-    return Pool(messages, views, scores, option_scores, idf, feedback, matched)
+    holds: Dict[Key, Set[str]] = {}
+    for t in wanted:
+        for d in tf.get(t, {}):
+            if d in found:
+                holds.setdefault((found[d].session_key, found[d].first), set()).add(t)
+    hits = {key: frozenset(terms) for key, terms in holds.items()}
+    return Pool(messages, views, scores, option_scores, idf, feedback, matched, hits)
 
 
 def _bound(tf: Mapping[str, Mapping[int, int]], weights: Mapping[str, float], limits: Limits,

@@ -1,13 +1,17 @@
 """Search: from a question to ranked, provenance-carrying evidence items.
 
-1. analyze the question (query.py);
-2. candidates: the user's views that hold a question or option term, each scored by
-   BM25 within its kind over the user's own statistics (bm25.py, fts.py), and the
-   messages those views are made of;
+1. analyze the question: terms, names, phrases, numbers, dates, intent (query.py);
+2. candidates: the user's messages holding a question, option or feedback word, with
+   BM25 of each message and of the windows and segments around it, over the user's
+   own statistics (candidates.py, bm25.py, fts.py);
 3. rankings over those messages (signals.py), fused by weighted reciprocal rank
-   (fusion.py), then the neighbours of the best hits (adjacency) fused in;
-4. items: the messages in fused order, ties broken by id, each with the signals that
-   put it there; content is read verbatim from the stored messages.
+   (fusion.py): the head for precision, the tail with its own weights for recall;
+4. the guarded state-update rerank (state_update.py);
+5. items: messages first, then windows of new evidence (selection.py), each with the
+   signals that put it there; content is the stored messages verbatim, with their
+   day and resolved times (render()).
+
+Every ordering ends in a stable key (session tag, position), never storage order.
 """
 from __future__ import annotations
 

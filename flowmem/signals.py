@@ -68,9 +68,8 @@ def coverage(query: Query, pool: Pool) -> Dict[Key, float]:
     if total <= 0:
         return {}
     out = {}
-    for key in pool.matched:
-        present = set(pool.messages[key].tokens)
-        got = sum(pool.idf.get(t, 0.0) for t in query.terms if t in present)
+    for key, present in pool.hits.items():
+        got = sum(pool.idf.get(t, 0.0) for t in present)
         if got > 0:
             out[key] = got / total
     return out
@@ -82,7 +81,9 @@ def phrase(query: Query, pool: Pool) -> Dict[Key, float]:
         return {}
     wanted = set(query.pairs)
     out = {}
-    for key in pool.matched:
+    for key, present in pool.hits.items():
+        if len(present) < 2:
+            continue  # a pair needs both of its words
         tokens = pool.messages[key].tokens
         found = len(wanted.intersection(zip(tokens, tokens[1:])))
         if found:
@@ -102,8 +103,7 @@ def names(query: Query, pool: Pool) -> Dict[Key, float]:
     if not wanted:
         return {}
     out = {}
-    for key in pool.matched:
-        present = set(pool.messages[key].tokens)
+    for key, present in pool.hits.items():
         found = sum(1 for n in wanted if n in present)
         if found:
             out[key] = float(found)
@@ -121,8 +121,7 @@ def numbers(query: Query, pool: Pool) -> Dict[Key, float]:
     if not query.numbers:
         return {}
     out = {}
-    for key in pool.matched:
-        present = set(pool.messages[key].tokens)
+    for key, present in pool.hits.items():
         found = sum(1 for n in query.numbers if n in present)
         if found:
             out[key] = float(found)

@@ -13,14 +13,14 @@ Only when all of these hold, and nothing is ever dropped:
 
 Then the newer message moves to just above the older one, which moves down one
 place; everything else keeps its order. (A chain of updates settles newest first.)
-If what an update changed is not among the best at all, the best-ranked earlier
-message sharing two content words with it joins it, just below: a current-state
-question is answered best with the new value first and the old one in sight.
+If what an update changed is not among the best at all, the earlier message sharing
+the most (and rarest) content words with it, at least two, joins it just below: a
+current-state question is answered best with the new value first and the old in sight.
 """
 from __future__ import annotations
 
 import re
-from typing import Callable, List, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Sequence, Set, Tuple
 
 from .query import CURRENT, Query
 from .candidates import Key, Message, Pool
@@ -50,9 +50,22 @@ def _same_subject(a: Message, b: Message, terms: Set[str]) -> bool:
     return len(terms & shared) >= 2 or (len(shared) >= 2 and bool(terms & shared))
 
 
+def _shared(a: Message, b: Message) -> Set[str]:
+    return (set(a.tokens) & set(b.tokens)) - STEMMED_STOPWORDS
+
+
 def _counterpart(newer: Message, older: Message) -> bool:
-    """Whether `older` states what `newer` updates: two content words in common (names, places, roles)."""
-    return len((set(newer.tokens) & set(older.tokens)) - STEMMED_STOPWORDS) >= 2
+    """Whether `older` may state what `newer` updates: two content words in common (names, places, roles)."""
+    return len(_shared(newer, older)) >= 2
+
+
+def _rarity(pool: Pool) -> Dict[str, float]:
+    """1 / the number of candidate messages holding each word: rare words say more about a subject."""
+    counts: Dict[str, int] = {}
+    for key in pool.matched:
+        for t in set(pool.messages[key].tokens):
+            counts[t] = counts.get(t, 0) + 1
+    return {t: 1.0 / n for t, n in counts.items()}
 
 
 def rerank(query: Query, pool: Pool, order: Sequence[Key], text_of: Callable[[Key], str],
@@ -84,17 +97,21 @@ def rerank(query: Query, pool: Pool, order: Sequence[Key], text_of: Callable[[Ke
                     changed = True
         if not changed:
             break
-    # An update whose earlier value is not among the best: bring the best-ranked message
-    # it updates to just below it, so the reader sees what changed, old and new.
+    # An update whose earlier value is not among the best: bring the message it most
+    # likely updates (the most, and rarest, words in common) to just below it, so the
+    # reader sees what changed, old and new.
+    rarity = _rarity(pool)
     for newer in updates:
         a = pool.messages[newer]
-        position = result.index(newer)
-        if any(_later(a, pool.messages[k]) and _counterpart(a, pool.messages[k]) for k in result[:window] if k != newer):
-            continue
-        for older in result[window:]:
-            if _later(a, pool.messages[older]) and _counterpart(a, pool.messages[older]):
-                result.remove(older)
-                result.insert(position + 1, older)
-                moves.append((newer, older))
-                break
+        best, best_strength = None, 0.0
+        for key in result:
+            if key == newer or not _later(a, pool.messages[key]) or not _counterpart(a, pool.messages[key]):
+                continue
+            strength = sum(rarity.get(t, 0.0) for t in _shared(a, pool.messages[key]))
+            if strength > best_strength:
+                best, best_strength = key, strength
+        if best is not None and best not in result[:window]:
+            result.remove(best)
+            result.insert(result.index(newer) + 1, best)
+            moves.append((newer, best))
     return result, moves

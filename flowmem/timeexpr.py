@@ -257,12 +257,46 @@ def resolve(text: str, anchor: Optional[Date]) -> List[Resolution]:
             taken.append((m.start(), m.end()))
             found.append(Resolution(m.group(0), span[0], span[1], relative, m.start()))
 
+    lowered = text.lower()
+    # What any pattern without a trigger word needs: a digit or a month name (ASCII), or non-ASCII text.
+    numeric = _DIGIT.search(lowered) is not None or any(m in lowered for m in MONTHS)
     for pattern, handler in ABSOLUTE:
-        claim(pattern, handler, False)
+        if _may_match(pattern, lowered, numeric):
+            claim(pattern, handler, False)
     if anchor is not None:
         for pattern, handler in RELATIVE:
-            claim(pattern, handler, True)
+            if _may_match(pattern, lowered, numeric):
+                claim(pattern, handler, True)
     return sorted(found, key=lambda r: r.position)
+
+
+def _triggers(pattern: re.Pattern) -> Tuple[str, ...]:
+    """Words one of which any match of `pattern` contains, or () to always try it.
+
+    Most messages hold no date at all; testing a few substrings first spares running
+    every pattern over every message at write time.
+    """
+    source = pattern.pattern.lower()
+    words = [w for w in ("yesterday", "night", "today", "tonight", "morning", "afternoon", "evening", "tomorrow",
+                         "ago", "weekend", "week", "month", "year", "day") + tuple(WEEKDAYS) if w in source]
+    if words and not any(ch.isdigit() for ch in "".join(words)):
+        return tuple(words)
+    return ()
+
+
+_TRIGGERS: dict = {}
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def _may_match(pattern: re.Pattern, lowered: str, numeric: bool) -> bool:
+    triggers = _TRIGGERS.get(pattern)
+    if triggers is None:
+        triggers = _TRIGGERS[pattern] = _triggers(pattern)
+    if triggers:
+        return any(t in lowered for t in triggers)
+    return numeric if pattern.pattern.isascii() else not lowered.isascii()
 
 
 def day_of(timestamp_ms: Optional[int]) -> Optional[Date]:
