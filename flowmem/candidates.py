@@ -17,6 +17,7 @@ Every BM25 uses the user's own statistics and idf per view kind.
 """
 from __future__ import annotations
 
+import heapq
 import re
 from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
@@ -64,6 +65,7 @@ class Limits(NamedTuple):
     context_size: int
     feedback_docs: int
     feedback_terms: int
+    postings_budget: int
 
 
 class _Scorer:
@@ -98,7 +100,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
     scorer = _Scorer(reader, user_key, limits)
     wanted = list(dict.fromkeys(query.terms + [t for option in query.options for t in option]))
     scorer.need(wanted)
-    tf = bm25.term_frequencies(reader.postings(user_key, "message", wanted))
+    tf = bm25.term_frequencies(reader.postings(user_key, "message", _affordable(wanted, scorer, limits)))
     kept = _bound(tf, {t: scorer.idf("message", t) for t in tf}, limits, limits.pool_size)
     if not kept:
         # Nothing said matches; a question that names a speaker still gets their latest messages.
@@ -113,7 +115,9 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
     feedback_words = _feedback_words(reader, found, scores, set(wanted), limits)
     feedback_docs: Dict[int, float] = {}
     if feedback_words:
-        extra_tf = bm25.term_frequencies(reader.postings(user_key, "message", sorted(feedback_words)))
+        scorer.need(sorted(feedback_words), ("message",))
+        extra_tf = bm25.term_frequencies(
+            reader.postings(user_key, "message", _affordable(sorted(feedback_words), scorer, limits)))
         room = max(0, limits.pool_size - len(found))
         extra = [d for d in _bound(extra_tf, feedback_words, limits, room + len(found)) if d not in found][:room]
         found.update(reader.views(extra))
@@ -141,15 +145,37 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
     return Pool(messages, views, scores, option_scores, idf, feedback, matched, hits)
 
 
+def _affordable(terms: Sequence[str], scorer: _Scorer, limits: Limits) -> List[str]:
+    """The terms whose postings are read: rarest first, while their messages fit `postings_budget`.
+
+    The rarest term is always read. In a large memory a very common word would cost
+    tens of thousands of postings and, having a tiny idf, hardly move a score; once
+    rarer words have found enough candidates it is left out. A memory of a few
+    thousand messages never reaches the budget.
+    """
+    chosen: Set[str] = set()
+    used = 0
+    for t in sorted(terms, key=lambda t: (scorer.df[("message", t)], t)):
+        n = scorer.df[("message", t)]
+        if chosen and used + n > limits.postings_budget:
+            break
+        chosen.add(t)
+        used += n
+    return [t for t in terms if t in chosen]
+
+
 def _bound(tf: Mapping[str, Mapping[int, int]], weights: Mapping[str, float], limits: Limits,
            size: int) -> List[int]:
     """The `size` best documents by BM25 without length normalisation (ties by doc id)."""
     k1 = limits.k1
     pre: Dict[int, float] = {}
     for t in sorted(tf):
+        weight = weights[t] * (k1 + 1.0)
         for doc, count in tf[t].items():
-            pre[doc] = pre.get(doc, 0.0) + weights[t] * (count * (k1 + 1.0)) / (count + k1)
-    return sorted(pre, key=lambda d: (-pre[d], d))[:size]
+            pre[doc] = pre.get(doc, 0.0) + weight * count / (count + k1)
+    if len(pre) <= size:
+        return sorted(pre, key=lambda d: (-pre[d], d))
+    return heapq.nsmallest(size, pre, key=lambda d: (-pre[d], d))
 
 
 def _restrict(tf: Mapping[str, Mapping[int, int]], found: Mapping[int, ViewRow]) -> Dict[str, Dict[int, int]]:

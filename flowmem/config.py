@@ -51,11 +51,12 @@ class Config:
     weight_adjacency: float = 0.05
     weight_dated: float = 0.3
     adjacency_top: int = 3
-    candidate_pool: int = 2000
-    context_pool: int = 300
+    candidate_pool: int = 1000
+    context_pool: int = 150
     head_size: int = 10
     feedback_docs: int = 5
     feedback_terms: int = 40
+    postings_budget: int = 5000
     tail_weight_feedback: float = 0.2
     tail_weight_speaker: float = 0.5
     view_kind: str = "window"

@@ -44,6 +44,7 @@ class Ranking(NamedTuple):
     head_size: int
     feedback_docs: int
     feedback_terms: int
+    postings_budget: int
     tail_weights: Tuple[Tuple[str, float], ...]  # (signal, weight) that differ past the head
     view_kind: str
     message_share: float
@@ -62,7 +63,7 @@ def make_ranking(config: Any = None) -> Ranking:
     config = config or Config()
     return Ranking(config.bm25_k1, config.bm25_b, config.rrf_k, config.weights(), config.adjacency_top,
                    config.candidate_pool, config.context_pool, config.head_size, config.feedback_docs,
-                   config.feedback_terms, config.tail_weights(), config.view_kind, config.message_share,
+                   config.feedback_terms, config.postings_budget, config.tail_weights(), config.view_kind, config.message_share,
                    config.state_update_window, config.stem, config.resolve_times, config.date_prefix,
                    config.time_annotations)
 
@@ -77,7 +78,8 @@ def iso_time(timestamp_ms: Optional[int]) -> Optional[str]:
 def candidates(reader: Reader, user_key: int, query: Query, ranking: Ranking) -> Pool:
     """The candidate pool (candidates.py) under this ranking's limits."""
     return build(reader, user_key, query, Limits(ranking.k1, ranking.b, ranking.pool_size, ranking.context_size,
-                                                 ranking.feedback_docs, ranking.feedback_terms))
+                                                 ranking.feedback_docs, ranking.feedback_terms,
+                                                 ranking.postings_budget))
 
 
 def rankings(query: Query, pool: Pool) -> Dict[str, Dict[Key, float]]:

@@ -421,8 +421,8 @@ def store_queries(conn: sqlite3.Connection, user_id: str, count: int, seed: int,
 
 
 def match_expression(user_key: int, query: str) -> str:
-    """The FTS5 MATCH of flowmem's query terms: each user-prefixed term quoted, ORed."""
-    return " OR ".join('"%s"' % fts.term(user_key, t) for t in query_terms(query))
+    """The FTS5 MATCH of flowmem's query terms over message views: each user-prefixed term quoted, ORed."""
+    return " OR ".join('"%s"' % fts.term(user_key, "message", t) for t in query_terms(query))
 
 
 def timed_bare(conn: sqlite3.Connection, expressions: Sequence[str], top_k: int) -> Tuple[List[float], List[List[float]]]:

@@ -64,7 +64,8 @@ GENERATOR_VERSION = 1
 
 # Modules whose code decides what a database holds: a change to any of them makes
 # a cached DB B stale (its views or index terms could differ from a fresh DB A's).
-WRITE_PATH_MODULES = ("store.py", "fts.py", "views.py", "tokenize.py", "validation.py", "config.py")
+WRITE_PATH_MODULES = ("store.py", "fts.py", "views.py", "tokenize.py", "stem.py", "timeexpr.py", "validation.py",
+                      "config.py")
 
 TARGET_USER = "target-user"
 PLATFORM_MAX_ADD = 20  # the challenge platform sends at most 20 messages per Add
