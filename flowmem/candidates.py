@@ -115,9 +115,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
     feedback_words = _feedback_words(reader, found, scores, set(wanted), limits)
     feedback_docs: Dict[int, float] = {}
     if feedback_words:
-        scorer.need(sorted(feedback_words), ("message",))
-        extra_tf = bm25.term_frequencies(
-            reader.postings(user_key, "message", _affordable(sorted(feedback_words), scorer, limits)))
+        extra_tf = _feedback_postings(reader, user_key, feedback_words, limits)
         room = max(0, limits.pool_size - len(found))
         extra = [d for d in _bound(extra_tf, feedback_words, limits, room + len(found)) if d not in found][:room]
         found.update(reader.views(extra))
@@ -162,6 +160,24 @@ def _affordable(terms: Sequence[str], scorer: _Scorer, limits: Limits) -> List[s
         chosen.add(t)
         used += n
     return [t for t in terms if t in chosen]
+
+
+def _feedback_postings(reader: Reader, user_key: int, words: Mapping[str, float],
+                       limits: Limits) -> Dict[str, Dict[int, int]]:
+    """Postings of the feedback words, the weightiest first, until `postings_budget` rows are read.
+
+    Read word by word: counting rows as they come spares looking up each word's
+    document frequency in the index, whose cost grows with the index.
+    """
+    out: Dict[str, Dict[int, int]] = {}
+    used = 0
+    for word in sorted(words, key=lambda w: (-words[w], w)):
+        rows = reader.postings(user_key, "message", [word])
+        if out and used + len(rows) > limits.postings_budget:
+            break
+        out.update(bm25.term_frequencies(rows))
+        used += len(rows)
+    return out
 
 
 def _bound(tf: Mapping[str, Mapping[int, int]], weights: Mapping[str, float], limits: Limits,

@@ -26,19 +26,14 @@ KIND_LETTERS: Dict[str, str] = {"message": "m", "window": "w", "segment": "s"}
 SPEAKER = "speaker"  # a message's speaker label is indexed apart from its text, as `<user>_p_<token>`
 LETTERS: Dict[str, str] = dict(KIND_LETTERS, speaker="p")
 
-# FTS5 merges its index segments as the table grows. Merging 16 segments of a level
-# at a time (default 4), with crisis merges only at 64 (default 16), rewrites the
-# index fewer times: building the 1M-message isolation benchmark took 96 s instead
-# of 104-112 s, with the same search latency (tools/bench_isolation.py, README).
-AUTOMERGE = 16
-CRISISMERGE = 64
-
+# FTS5's own merge settings are kept (merge every 4 segments of a level). Merging 16 at
+# a time built the 1M-message isolation benchmark about 10% faster, but left so many
+# segments that every term lookup of a small user in that big index cost 4x more:
+# search 1.26x slower than in an empty database instead of 1.05x (tools/bench_isolation.py).
 CREATE_SQL = [
     "CREATE VIRTUAL TABLE %s USING fts5(terms, content='', tokenize=\"ascii tokenchars '_.'\")" % TABLE,
     "CREATE VIRTUAL TABLE %s USING fts5vocab(%s, instance)" % (INSTANCES_TABLE, TABLE),
     "CREATE VIRTUAL TABLE %s USING fts5vocab(%s, row)" % (ROWS_TABLE, TABLE),
-    "INSERT INTO %s(%s, rank) VALUES ('automerge', %d)" % (TABLE, TABLE, AUTOMERGE),
-    "INSERT INTO %s(%s, rank) VALUES ('crisismerge', %d)" % (TABLE, TABLE, CRISISMERGE),
 ]
 
 
