@@ -69,7 +69,8 @@ def coverage(query: Query, pool: Pool) -> Dict[Key, float]:
         return {}
     out = {}
     for key, present in pool.hits.items():
-        got = sum(pool.idf.get(t, 0.0) for t in present)
+        # Summed in question order: a float sum in set order would differ with PYTHONHASHSEED.
+        got = sum(pool.idf.get(t, 0.0) for t in query.terms if t in present)
         if got > 0:
             out[key] = got / total
     return out

@@ -107,7 +107,8 @@ def rerank(query: Query, pool: Pool, order: Sequence[Key], text_of: Callable[[Ke
         for key in result:
             if key == newer or not _later(a, pool.messages[key]) or not _counterpart(a, pool.messages[key]):
                 continue
-            strength = sum(rarity.get(t, 0.0) for t in _shared(a, pool.messages[key]))
+            # Summed in sorted order: a float sum in set order would differ with PYTHONHASHSEED.
+            strength = sum(rarity.get(t, 0.0) for t in sorted(_shared(a, pool.messages[key])))
             if strength > best_strength:
                 best, best_strength = key, strength
         if best is not None and best not in result[:window]:

@@ -163,14 +163,37 @@ out = [m.search({"query": q, "user_id": "u", "top_k": 100}) for q in ("alpha bet
 print(json.dumps(out, sort_keys=True))
 """
 
-    def test_results_are_byte_identical_across_hash_seeds(self):
+    # A float sum depends on its order; a message's terms are held in a set, whose order
+    # follows PYTHONHASHSEED. Many terms with unround weights make any such order show.
+    COVERAGE_SCRIPT = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+from flowmem import signals
+from flowmem.candidates import Pool
+from flowmem.query import analyze
+terms = ["w%d" % i for i in range(12)]
+query = analyze(" ".join(terms), stemmed=False, dates=False)
+idf = {t: 1.0 / (3 + i) + 0.1 * i for i, t in enumerate(terms)}
+hits = {(1, n): frozenset(terms[n % 3:]) for n in range(6)}
+pool = Pool({}, {}, {}, [], idf, {}, sorted(hits), hits)
+print(sorted((key, repr(value)) for key, value in signals.coverage(query, pool).items()))
+"""
+
+    def _outputs(self, script, seeds):
         outputs = set()
-        for seed in ("0", "1", "12345", "random"):
+        for seed in seeds:
             env = dict(os.environ, PYTHONHASHSEED=seed)
-            result = subprocess.run([sys.executable, "-c", self.SCRIPT, ROOT], env=env, capture_output=True, check=True)
+            result = subprocess.run([sys.executable, "-c", script, ROOT], env=env, capture_output=True, check=True)
             outputs.add(result.stdout)
+        return outputs
+
+    def test_results_are_byte_identical_across_hash_seeds(self):
+        outputs = self._outputs(self.SCRIPT, ("0", "1", "12345", "random"))
         self.assertEqual(len(outputs), 1)
         self.assertGreater(len(json.loads(outputs.pop())[0]["data"]), 10)
+
+    def test_coverage_is_the_same_float_across_hash_seeds(self):
+        self.assertEqual(len(self._outputs(self.COVERAGE_SCRIPT, [str(seed) for seed in range(8)])), 1)
 
 
 if __name__ == "__main__":
