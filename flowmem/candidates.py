@@ -28,6 +28,7 @@ from .tokenize import STEMMED_STOPWORDS
 
 Key = Tuple[int, int]  # (session_key, position in session)
 _DATE_TOKEN = re.compile(r"^[dmy]\d{4,8}$")  # timeexpr.tokens
+_FEEDBACK_BATCH = 8  # feedback words whose postings one query reads
 
 
 class Message(NamedTuple):
@@ -51,6 +52,7 @@ class Pool(NamedTuple):
     feedback: Dict[Key, float]  # message -> summed weight of the feedback words it holds
     matched: List[Key]  # messages holding a question or feedback word: the only ones with tokens
     hits: Dict[Key, frozenset]  # message -> the question and option terms it holds
+    best: Dict[str, Dict[Key, float]]  # kind -> message -> best BM25 among the pool's views of that kind holding it
 
     def members(self, view: ViewRow) -> List[Key]:
         return [(view.session_key, seq) for seq in range(view.first, view.last + 1)]
@@ -140,7 +142,21 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
             if d in found:
                 holds.setdefault((found[d].session_key, found[d].first), set()).add(t)
     hits = {key: frozenset(terms) for key, terms in holds.items()}
-    return Pool(messages, views, scores, option_scores, idf, feedback, matched, hits)
+    return Pool(messages, views, scores, option_scores, idf, feedback, matched, hits, best_per_message(scores, views))
+
+
+def best_per_message(scores: Mapping[int, float], views: Mapping[int, ViewRow]) -> Dict[str, Dict[Key, float]]:
+    """For each view kind, each message's best score among the scored views of that kind holding it."""
+    out: Dict[str, Dict[Key, float]] = {kind: {} for kind in fts.KIND_LETTERS}
+    for doc, score in scores.items():
+        view = views[doc]
+        best = out[view.kind]
+        session_key = view.session_key
+        for seq in range(view.first, view.last + 1):
+            key = (session_key, seq)
+            if score > best.get(key, 0.0):
+                best[key] = score
+    return out
 
 
 def _affordable(terms: Sequence[str], scorer: _Scorer, limits: Limits) -> List[str]:
@@ -166,17 +182,25 @@ def _feedback_postings(reader: Reader, user_key: int, words: Mapping[str, float]
                        limits: Limits) -> Dict[str, Dict[int, int]]:
     """Postings of the feedback words, the weightiest first, until `postings_budget` rows are read.
 
-    Read word by word: counting rows as they come spares looking up each word's
-    document frequency in the index, whose cost grows with the index.
+    Read a few words at a time: counting rows as they come spares looking up each
+    word's document frequency in the index, whose cost grows with the index, and
+    past the budget at most one batch is read for nothing.
     """
+    ordered = sorted(words, key=lambda w: (-words[w], w))
     out: Dict[str, Dict[int, int]] = {}
     used = 0
-    for word in sorted(words, key=lambda w: (-words[w], w)):
-        rows = reader.postings(user_key, "message", [word])
-        if out and used + len(rows) > limits.postings_budget:
-            break
-        out.update(bm25.term_frequencies(rows))
-        used += len(rows)
+    for start in range(0, len(ordered), _FEEDBACK_BATCH):
+        batch = ordered[start : start + _FEEDBACK_BATCH]
+        tf = bm25.term_frequencies(reader.postings(user_key, "message", batch))
+        for word in batch:
+            per_doc = tf.get(word)
+            if not per_doc:
+                continue
+            rows = sum(per_doc.values())
+            if out and used + rows > limits.postings_budget:
+                return out
+            out[word] = per_doc
+            used += rows
     return out
 
 

@@ -16,6 +16,7 @@ Every ordering ends in a stable key (session tag, position), never storage order
 from __future__ import annotations
 
 import datetime
+import heapq
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from . import signals, state_update, timeexpr
@@ -106,16 +107,15 @@ def rank(pool: Pool, scored: Dict[str, Dict[Key, float]],
             weights[name] = ranking.weight("options")
     ranked = {name: ranks(scores) for name, scores in sorted(scored.items())}
     fused = fuse(ranked, weights, ranking.rrf_k)
-    order = _ordered(fused, pool)
     if ranking.weight("adjacency") > 0:
-        ranked["adjacency"] = ranks(signals.adjacency(pool, order, ranking.adjacency_top))
+        best = _ordered(fused, pool, ranking.adjacency_top)
+        ranked["adjacency"] = ranks(signals.adjacency(pool, best, ranking.adjacency_top))
         fused = fuse(ranked, weights, ranking.rrf_k)
-        order = _ordered(fused, pool)
     tail_weights = dict(weights, **dict(ranking.tail_weights))
-    if tail_weights == weights or len(order) <= ranking.head_size:
-        return order, fused, _used(ranked, weights)
+    if tail_weights == weights or len(fused) <= ranking.head_size:
+        return _ordered(fused, pool), fused, _used(ranked, weights)
     tail_fused = fuse(ranked, tail_weights, ranking.rrf_k)
-    head = order[: ranking.head_size]
+    head = _ordered(fused, pool, ranking.head_size)
     in_head = set(head)
     tail = [key for key in _ordered(tail_fused, pool) if key not in in_head]
     # Scores must not increase down the list: tail scores are capped at the head's last.
@@ -131,10 +131,15 @@ def _used(ranked: Dict[str, Dict[Key, int]], weights: Mapping[str, float]) -> Di
     return {name: r for name, r in ranked.items() if weights.get(name, 0.0) > 0}
 
 
-def _ordered(fused: Mapping[Key, float], pool: Pool) -> List[Key]:
-    """Highest fused score first; equal scores by session tag, then position: never by storage order."""
+def _ordered(fused: Mapping[Key, float], pool: Pool, first: Optional[int] = None) -> List[Key]:
+    """Highest fused score first (only the `first` best if given); equal scores by session tag,
+    then position: never by storage order."""
     messages = pool.messages
-    return sorted(fused, key=lambda key: (-fused[key], messages[key].tag, key[1]))
+
+    def order(key: Key) -> Tuple[float, str, int]:
+        return -fused[key], messages[key].tag, key[1]
+
+    return sorted(fused, key=order) if first is None else heapq.nsmallest(first, fused, key=order)
 
 
 def render(rows: Sequence[Any], date_prefix: bool, time_annotations: bool) -> str:

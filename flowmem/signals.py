@@ -11,27 +11,12 @@ from __future__ import annotations
 from typing import Dict, Mapping, Sequence
 
 from .query import FIRST, LAST, WHEN, Query
-from .candidates import Key, Pool
-
-def _by_kind(pool: Pool, scores: Mapping[int, float], kind: str) -> Dict[Key, float]:
-    """Each message's best score among the views of `kind` that contain it."""
-    out: Dict[Key, float] = {}
-    views = pool.views
-    for doc, score in scores.items():
-        view = views[doc]
-        if view.kind != kind:
-            continue
-        session_key = view.session_key
-        for seq in range(view.first, view.last + 1):
-            key = (session_key, seq)
-            if score > out.get(key, 0.0):
-                out[key] = score
-    return out
+from .candidates import Key, Pool, best_per_message
 
 
 def bm25(query: Query, pool: Pool) -> Dict[Key, float]:
     """BM25 of the message itself."""
-    return _by_kind(pool, pool.bm25, "message")
+    return pool.best["message"]
 
 
 def window(query: Query, pool: Pool) -> Dict[Key, float]:
@@ -40,7 +25,7 @@ def window(query: Query, pool: Pool) -> Dict[Key, float]:
     A message in a window-less session (one message) stands as its own window, so
     short sessions are not put at a disadvantage.
     """
-    return _fallback(_by_kind(pool, pool.bm25, "window"), bm25(query, pool), pool)
+    return _fallback(pool.best["window"], pool.best["message"], pool)
 
 
 def segment(query: Query, pool: Pool) -> Dict[Key, float]:
@@ -49,7 +34,7 @@ def segment(query: Query, pool: Pool) -> Dict[Key, float]:
     Where no segment holds the message because it would repeat a window or the
     message itself (short sessions), that view stands as its segment.
     """
-    return _fallback(_by_kind(pool, pool.bm25, "segment"), window(query, pool), pool)
+    return _fallback(pool.best["segment"], window(query, pool), pool)
 
 
 def _fallback(scores: Dict[Key, float], instead: Mapping[Key, float], pool: Pool) -> Dict[Key, float]:
@@ -138,7 +123,7 @@ def dated(query: Query, pool: Pool) -> Dict[Key, float]:
 
 def options(query: Query, pool: Pool) -> Dict[str, Dict[Key, float]]:
     """One ranking per answer option: messages by BM25 of that option's words."""
-    return {"option%d" % i: _by_kind(pool, scores, "message") for i, scores in enumerate(pool.option_bm25)}
+    return {"option%d" % i: best_per_message(scores, pool.views)["message"] for i, scores in enumerate(pool.option_bm25)}
 
 
 def time_order(query: Query, pool: Pool, relevant: Mapping[Key, float]) -> Dict[Key, float]:

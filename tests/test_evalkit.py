@@ -132,10 +132,11 @@ class EvalCommandTest(unittest.TestCase):
                 self.assertEqual(result.returncode, 0, result.stderr)
                 self.assertIn("| overall | 7 |", result.stdout)
                 self.assertIn("2 skipped", result.stdout)
-            result = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "eval.py"), "compare", out_a, out_b],
-                                    capture_output=True, text=True, timeout=60)
-            self.assertEqual(result.returncode, 0, result.stderr)
-            self.assertIn("| hit@10 | 7 |", result.stdout)
+            for spelling in ("compare", "--compare"):
+                result = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "eval.py"), spelling, out_a, out_b],
+                                        capture_output=True, text=True, timeout=60)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertIn("| hit@10 | 7 |", result.stdout)
             self.assertEqual(len(runner.read_jsonl(out_a)), 7)
             self.assertIn("message_ranks", runner.read_jsonl(out_a)[0])
 

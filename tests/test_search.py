@@ -175,7 +175,7 @@ terms = ["w%d" % i for i in range(12)]
 query = analyze(" ".join(terms), stemmed=False, dates=False)
 idf = {t: 1.0 / (3 + i) + 0.1 * i for i, t in enumerate(terms)}
 hits = {(1, n): frozenset(terms[n % 3:]) for n in range(6)}
-pool = Pool({}, {}, {}, [], idf, {}, sorted(hits), hits)
+pool = Pool({}, {}, {}, [], idf, {}, sorted(hits), hits, {})
 print(sorted((key, repr(value)) for key, value in signals.coverage(query, pool).items()))
 """
 

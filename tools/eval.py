@@ -4,6 +4,7 @@
     python tools/eval.py locomo [PATH]              # default ../shared/data/locomo/locomo10-dev.json
     python tools/eval.py synthetic [PATH]           # default fixtures/synthetic-small.json
     python tools/eval.py compare A.jsonl B.jsonl    # paired difference with bootstrap CIs
+    python tools/eval.py --compare A.jsonl B.jsonl  # the same
 
 `locomo` and `synthetic` replay each conversation the way the challenge platform does
 and score every returned item in message-budget and item rank (tools/evalkit/metrics.py).
@@ -129,6 +130,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = commands.add_parser("compare", help="paired difference of two --out files (B - A)")
     p.add_argument("a")
     p.add_argument("b")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--compare"]:
+        argv[0] = "compare"
     args = parser.parse_args(argv)
 
     if args.command == "compare":
