@@ -18,16 +18,14 @@ Every BM25 uses the user's own statistics and idf per view kind.
 from __future__ import annotations
 
 import heapq
-import re
 from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
-from . import bm25, fts
+from . import bm25, fts, timeexpr
 from .query import Query
 from .store import Reader, ViewRow
 from .tokenize import STEMMED_STOPWORDS
 
 Key = Tuple[int, int]  # (session_key, position in session)
-_DATE_TOKEN = re.compile(r"^[dmy]\d{4,8}$")  # timeexpr.tokens
 _FEEDBACK_BATCH = 8  # feedback words whose postings one query reads
 
 
@@ -239,7 +237,7 @@ def _feedback_words(reader: Reader, found: Mapping[int, ViewRow], scores: Mappin
     weight: Dict[str, float] = {}
     for tokens in texts:
         for t in sorted(set(tokens)):
-            if t in asked or t in STEMMED_STOPWORDS or len(t) < 3 or t.isdigit() or _DATE_TOKEN.match(t):
+            if t in asked or t in STEMMED_STOPWORDS or len(t) < 3 or t.isdigit() or timeexpr.is_date_token(t):
                 continue
             idf = bm25.idf(n, sum(s.doc_freqs.get(t, 0) for s in sessions))
             if idf > 1e-6:  # words in half the messages or more say nothing

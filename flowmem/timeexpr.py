@@ -309,6 +309,14 @@ def day_of(timestamp_ms: Optional[int]) -> Optional[Date]:
         return None
 
 
+_DATE_TOKEN = re.compile(r"[dmy]\d{4,8}")
+
+
+def is_date_token(token: str) -> bool:
+    """Whether `token` has the shape of tokens() output (`d20230508`, `m202305`, `y2023`)."""
+    return _DATE_TOKEN.fullmatch(token) is not None
+
+
 def tokens(start: Date, end: Date) -> List[str]:
     """Index tokens of a date range: the day (if one), and every month and year it touches.
 

@@ -137,6 +137,13 @@ class EvalCommandTest(unittest.TestCase):
                                         capture_output=True, text=True, timeout=60)
                 self.assertEqual(result.returncode, 0, result.stderr)
                 self.assertIn("| hit@10 | 7 |", result.stdout)
+            categories = sorted({q["category"] for q in runner.read_jsonl(out_a)})
+            result = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "eval.py"), "compare", out_a, out_b,
+                                     "--category", categories[0]], capture_output=True, text=True, timeout=60)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            n = sum(1 for q in runner.read_jsonl(out_a) if q["category"] == categories[0])
+            self.assertLess(n, 7)
+            self.assertIn("| hit@10 | %d |" % n, result.stdout)
             self.assertEqual(len(runner.read_jsonl(out_a)), 7)
             self.assertIn("message_ranks", runner.read_jsonl(out_a)[0])
 

@@ -4,6 +4,7 @@
     python tools/eval.py locomo [PATH]              # default ../shared/data/locomo/locomo10-dev.json
     python tools/eval.py synthetic [PATH]           # default fixtures/synthetic-small.json
     python tools/eval.py compare A.jsonl B.jsonl    # paired difference with bootstrap CIs
+                                      [--category temporal]
     python tools/eval.py --compare A.jsonl B.jsonl  # the same
 
 `locomo` and `synthetic` replay each conversation the way the challenge platform does
@@ -130,6 +131,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = commands.add_parser("compare", help="paired difference of two --out files (B - A)")
     p.add_argument("a")
     p.add_argument("b")
+    p.add_argument("--category", help="only the questions of this category (e.g. temporal)")
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--compare"]:
         argv[0] = "compare"
@@ -137,6 +139,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     if args.command == "compare":
         a, b = runner.read_jsonl(args.a), runner.read_jsonl(args.b)
+        if args.category:
+            a, b = ([q for q in run if q.get("category") == args.category] for run in (a, b))
         print("B = %s, A = %s; %d paired questions" % (args.b, args.a, len(comparing.paired(a, b))))
         print()
         print(comparing.compare_table(comparing.compare(a, b)))
