@@ -98,8 +98,8 @@ class Config:
                 raise ConfigError("%s must be positive, got %r" % (name, getattr(self, name)))
         if self.port > 65535:
             raise ConfigError("port must be at most 65535, got %r" % self.port)
-        if self.rrf_k < 0 or any(w < 0 for _, w in self.weights()):
-            raise ConfigError("rrf_k and every weight_* must not be negative")
+        if self.rrf_k < 0 or any(w < 0 for _, w in self.weights() + self.tail_weights()):
+            raise ConfigError("rrf_k and every weight_* and tail_weight_* must not be negative")
         if self.segment_max_gap_s < 0:
             raise ConfigError("segment_max_gap_s must not be negative")
         if self.view_kind not in ("message", "window", "segment"):

@@ -13,7 +13,7 @@ depend on dict or set order.
 """
 from __future__ import annotations
 
-from typing import Dict, Hashable, Mapping, TypeVar
+from typing import Dict, Hashable, Mapping, Optional, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
@@ -32,13 +32,18 @@ def ranks(scores: Mapping[K, float]) -> Dict[K, int]:
     return out
 
 
-def fuse(ranked: Mapping[str, Mapping[K, int]], weights: Mapping[str, float], k: float) -> Dict[K, float]:
-    """Fused score of every item some weighted ranking ranks; `ranked` holds each ranking's ranks()."""
-    fused: Dict[K, float] = {}
+def fuse(ranked: Mapping[str, Mapping[K, int]], weights: Mapping[str, float], k: float,
+         base: Optional[Mapping[K, float]] = None) -> Dict[K, float]:
+    """Fused score of every item some weighted ranking ranks; `ranked` holds each ranking's ranks().
+
+    With `base` (an earlier fuse()), the rankings' terms are added to its scores: a
+    ranking computed later, or a change of weights, costs only its own items.
+    """
+    fused: Dict[K, float] = dict(base or {})
     for name in sorted(ranked):
         weight = weights.get(name, 0.0)
-        if weight <= 0:
-            continue
+        if weight == 0:
+            continue  # (a negative weight only comes as a change of weight over a base)
         for key, rank in ranked[name].items():
             fused[key] = fused.get(key, 0.0) + weight / (k + rank)
     return fused

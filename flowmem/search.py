@@ -110,11 +110,14 @@ def rank(pool: Pool, scored: Dict[str, Dict[Key, float]],
     if ranking.weight("adjacency") > 0:
         best = _ordered(fused, pool, ranking.adjacency_top)
         ranked["adjacency"] = ranks(signals.adjacency(pool, best, ranking.adjacency_top))
-        fused = fuse(ranked, weights, ranking.rrf_k)
+        fused = fuse({"adjacency": ranked["adjacency"]}, weights, ranking.rrf_k, base=fused)
     tail_weights = dict(weights, **dict(ranking.tail_weights))
     if tail_weights == weights or len(fused) <= ranking.head_size:
         return _ordered(fused, pool), fused, _used(ranked, weights)
-    tail_fused = fuse(ranked, tail_weights, ranking.rrf_k)
+    # The tail's fusion is the head's plus the change in weight of the rankings the tail reweighs.
+    changed = {name: tail_weights[name] - weights.get(name, 0.0) for name in ranked
+               if tail_weights.get(name, 0.0) != weights.get(name, 0.0)}
+    tail_fused = fuse({name: ranked[name] for name in changed}, changed, ranking.rrf_k, base=fused)
     head = _ordered(fused, pool, ranking.head_size)
     in_head = set(head)
     tail = [key for key in _ordered(tail_fused, pool) if key not in in_head]
@@ -178,8 +181,7 @@ def item(pool: Pool, pick: Pick, rows: Sequence[Any], audit: Dict[str, int], ran
 
 
 def _text(reader: Reader, key: Key) -> str:
-    (row,) = reader.messages(key[0], key[1], key[1])
-    return row.content
+    return reader.message_rows(key[0], [key[1]])[key[1]].content
 
 
 def update_states(query: Query, pool: Pool, order: Sequence[Key], scores: Mapping[Key, float],

@@ -1,7 +1,7 @@
 """What search reads of a session, kept in memory between searches.
 
 A search reads every candidate message's speaker, time and tokens, and the windows
-and segments around them. Questions come in bursts per user, so the same sessions are
+and segments around them, and shows the stored text of the best. Questions come in bursts per user, so the same sessions are
 read again and again; this cache keeps them, least recently used first out, up to a
 bound on the messages held. A session only ever grows (Adds append), so its message
 count is its version: an entry whose count differs from the database's is reloaded,
@@ -22,6 +22,7 @@ class SessionData(NamedTuple):
     messages: Dict[int, Features]  # position -> features
     views: tuple  # the session's windows and segments (store.ViewRow)
     doc_freqs: Dict[str, int]  # token -> how many of the session's messages hold it
+    rows: Dict[int, tuple]  # position -> the stored message (store.MessageRow): what results show
 
 
 class SessionCache:

@@ -237,15 +237,18 @@ class Reader:
         return data
 
     def _load_session(self, view: "ViewRow") -> SessionData:
-        messages = {seq: (tuple(speaker.split()), ts, tuple(tokens.split()), times != "") for seq, speaker, ts, tokens, times
-                    in self.conn.execute("SELECT seq, speaker, timestamp_ms, tokens, times FROM messages"
-                                         " WHERE session_key = ?", (view.session_key,))}
+        messages, rows = {}, {}
+        for seq, role, content, speaker, ts, tokens, times in self.conn.execute(
+                "SELECT seq, role, content, speaker, timestamp_ms, tokens, times FROM messages WHERE session_key = ?",
+                (view.session_key,)):
+            messages[seq] = (tuple(speaker.split()), ts, tuple(tokens.split()), times != "")
+            rows[seq] = MessageRow(seq, role, content, ts, times)
         doc_freqs: Dict[str, int] = {}
         for _, _, tokens, _ in messages.values():
             for t in set(tokens):
                 doc_freqs[t] = doc_freqs.get(t, 0) + 1
         views = tuple(self.context_views(view.session_key, 1, view.session_messages))
-        return SessionData(len(messages), messages, views, doc_freqs)
+        return SessionData(len(messages), messages, views, doc_freqs, rows)
 
     def sessions_read(self) -> List[SessionData]:
         """The sessions this reader has read so far, in the order first read."""
@@ -313,23 +316,15 @@ class Reader:
         ]
 
     def message_rows(self, session_key: int, positions: Sequence[int]) -> Dict[int, MessageRow]:
-        """The messages of a session at these positions, by position."""
+        """The messages of a session at these positions, by position (from memory if this reader read the session)."""
+        data = self._sessions.get(session_key)
+        if data is not None:
+            return {seq: data.rows[seq] for seq in positions}
         marks = ",".join("?" * len(positions))
         return {r[0]: MessageRow(*r) for r in self.conn.execute(
             "SELECT seq, role, content, timestamp_ms, times FROM messages WHERE session_key = ? AND seq IN (%s)"
             % marks,
             [session_key] + list(positions))}
-
-    def messages(self, session_key: int, first: int, last: int) -> List[MessageRow]:
-        """Messages `first`..`last` of a session, in order."""
-        return [
-            MessageRow(*r)
-            for r in self.conn.execute(
-                "SELECT seq, role, content, timestamp_ms, times FROM messages"
-                " WHERE session_key = ? AND seq BETWEEN ? AND ? ORDER BY seq",
-                (session_key, first, last),
-            )
-        ]
 
 
 class _Checkpointer(threading.Thread):

@@ -31,7 +31,9 @@ class ConfigTest(unittest.TestCase):
 
     def test_bad_values_are_refused_with_the_variable_named(self):
         for env, word in (({"FLOWMEM_PORT": "http"}, "FLOWMEM_PORT"), ({"FLOWMEM_PORT": "70000"}, "port"),
-                          ({"FLOWMEM_TOP_K_CAP": "0"}, "top_k_cap"), ({"FLOWMEM_SYNCHRONOUS": "maybe"}, "synchronous")):
+                          ({"FLOWMEM_TOP_K_CAP": "0"}, "top_k_cap"), ({"FLOWMEM_SYNCHRONOUS": "maybe"}, "synchronous"),
+                          ({"FLOWMEM_WEIGHT_PHRASE": "-1"}, "weight_"),
+                          ({"FLOWMEM_TAIL_WEIGHT_SPEAKER": "-0.5"}, "tail_weight_")):
             with self.subTest(env=env):
                 with self.assertRaises(ConfigError) as cm:
                     load({}, environ=env)
