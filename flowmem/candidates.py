@@ -262,24 +262,29 @@ def _context(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, 
 def _context_scores(scorer: _Scorer, terms: Sequence[str], tf: Mapping[str, Mapping[int, int]],
                     found: Mapping[int, ViewRow], context: Mapping[int, ViewRow]) -> Dict[int, float]:
     """BM25 of windows and segments, their term counts summed from their messages'."""
-    containing: Dict[Key, List[int]] = {}
+    kinds = ("window", "segment")
+    containing: Dict[str, Dict[Key, List[int]]] = {kind: {} for kind in kinds}  # kind -> message -> views
     for d, v in context.items():
+        index = containing[v.kind]
         for seq in range(v.first, v.last + 1):
-            containing.setdefault((v.session_key, seq), []).append(d)
+            index.setdefault((v.session_key, seq), []).append(d)
+    kind_tf: Dict[str, Dict[str, Dict[int, int]]] = {kind: {} for kind in kinds}
+    for t in terms:
+        per_view: Dict[str, Dict[int, int]] = {kind: {} for kind in kinds}
+        for doc, count in tf.get(t, {}).items():
+            v = found[doc]
+            key = (v.session_key, v.first)
+            for kind in kinds:
+                for view in containing[kind].get(key, ()):
+                    counts = per_view[kind]
+                    counts[view] = counts.get(view, 0) + count
+        for kind in kinds:
+            if per_view[kind]:
+                kind_tf[kind][t] = per_view[kind]
     out: Dict[int, float] = {}
-    for kind in ("window", "segment"):
-        kind_tf: Dict[str, Dict[int, int]] = {}
-        for t in terms:
-            per_view: Dict[int, int] = {}
-            for doc, count in tf.get(t, {}).items():
-                v = found[doc]
-                for view in containing.get((v.session_key, v.first), ()):
-                    if context[view].kind == kind:
-                        per_view[view] = per_view.get(view, 0) + count
-            if per_view:
-                kind_tf[t] = per_view
+    for kind in kinds:
         lengths = {d: v.length for d, v in context.items() if v.kind == kind}
-        out.update(scorer.score(terms, kind, kind_tf, lengths))
+        out.update(scorer.score(terms, kind, kind_tf[kind], lengths))
     return out
 
 
@@ -289,13 +294,18 @@ def _messages(reader: Reader, views: Mapping[int, ViewRow], matched: Set[Key]) -
     Only `matched` messages (holding a question or feedback word) carry their tokens:
     the others have none of the words the token-reading rankings look for.
     """
+    positions: Dict[int, Set[int]] = {}
+    some_view: Dict[int, ViewRow] = {}  # a view of each session: what the session cache is asked with
+    for view in views.values():
+        some_view.setdefault(view.session_key, view)
+        positions.setdefault(view.session_key, set()).update(range(view.first, view.last + 1))
     out: Dict[Key, Message] = {}
-    for view in sorted(views.values(), key=lambda v: (v.session_key, v.first, v.last)):
+    for session_key in sorted(positions):
+        view = some_view[session_key]
         features = reader.session(view).messages
-        for seq in range(view.first, view.last + 1):
-            key = (view.session_key, seq)
-            if key not in out:
-                speaker, timestamp, tokens, dated = features[seq]
-                out[key] = Message(key, view.session_id, view.tag, speaker, timestamp,
-                                   tokens if key in matched else (), dated)
+        for seq in sorted(positions[session_key]):
+            key = (session_key, seq)
+            speaker, timestamp, tokens, dated = features[seq]
+            out[key] = Message(key, view.session_id, view.tag, speaker, timestamp,
+                               tokens if key in matched else (), dated)
     return out
