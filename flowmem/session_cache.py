@@ -3,9 +3,9 @@
 A search reads every candidate message's speaker, time and tokens, and the windows
 and segments around them, and shows the stored text of the best. Questions come in
 bursts per user, so the same sessions are read again and again; this cache keeps
-them, least recently used first out, up to a bound on the messages held. A session only ever grows (Adds append), so its message
-count is its version: an entry whose count differs from the database's is reloaded,
-whichever process wrote.
+them, least recently used first out, up to a bound on the messages held. A session
+only ever grows (Adds append), so its message count is its version: an entry whose
+count differs from the database's is reloaded, whichever process wrote.
 """
 from __future__ import annotations
 
