@@ -1,0 +1,77 @@
+import unittest
+
+from flowmem.session_cache import SessionCache, SessionData
+
+from tests.helpers import MemoryTestCase, add_body
+
+
+def data(n_messages: int) -> SessionData:
+    return SessionData(n_messages, {seq: ((), None, (), False) for seq in range(1, n_messages + 1)}, (), {}, {})
+
+
+class Loader:
+    """A load() that counts its calls."""
+
+    def __init__(self, n_messages: int):
+        self.n_messages, self.calls = n_messages, 0
+
+    def __call__(self) -> SessionData:
+        self.calls += 1
+        return data(self.n_messages)
+
+
+class SessionCacheTest(unittest.TestCase):
+    def test_a_session_is_loaded_once_while_its_message_count_holds(self):
+        cache, load = SessionCache(100), Loader(3)
+        first = cache.get(1, 3, load)
+        self.assertIs(cache.get(1, 3, load), first)
+        self.assertEqual(load.calls, 1)
+
+    def test_a_session_that_grew_is_loaded_again(self):
+        cache = SessionCache(100)
+        cache.get(1, 3, Loader(3))
+        grown = Loader(5)
+        self.assertEqual(cache.get(1, 5, grown).n_messages, 5)
+        self.assertEqual(grown.calls, 1)
+
+    def test_the_least_recently_used_session_leaves_first_when_the_bound_is_passed(self):
+        cache = SessionCache(10)
+        loads = {key: Loader(4) for key in (1, 2, 3)}
+        cache.get(1, 4, loads[1])
+        cache.get(2, 4, loads[2])
+        cache.get(1, 4, loads[1])  # 1 is now more recent than 2
+        cache.get(3, 4, loads[3])  # 12 messages > 10: 2 goes
+        cache.get(1, 4, loads[1])
+        cache.get(2, 4, loads[2])
+        self.assertEqual((loads[1].calls, loads[2].calls), (1, 2))
+
+    def test_a_session_larger_than_the_bound_is_served_but_not_kept(self):
+        cache, load = SessionCache(2), Loader(3)
+        cache.get(1, 3, load)
+        cache.get(1, 3, load)
+        self.assertEqual(load.calls, 2)
+
+
+class CachedSearchTest(MemoryTestCase):
+    """Search keeps sessions in memory; what it shows must still be what is stored now."""
+
+    def test_messages_added_to_a_cached_session_are_found_and_shown(self):
+        self.memory.add(add_body("u1", "s1", ["Dana: I bought a red kayak", "Priya: Nice, where?"], request_id="a"))
+        self.assertEqual(self.search("kayak")[0]["content"], "Dana: I bought a red kayak")
+        self.memory.add(add_body("u1", "s1", ["Dana: At the harbor shop, with a yellow paddle"], request_id="b"))
+        items = self.search("yellow paddle")
+        self.assertEqual(items[0]["content"], "Dana: At the harbor shop, with a yellow paddle")
+        self.assertEqual(items[0]["source_message_ids"][0].rsplit("-", 1)[1], "3")
+
+    def test_a_write_by_another_process_is_seen_by_a_cached_search(self):
+        self.memory.add(add_body("u1", "s1", ["Dana: I bought a red kayak", "Priya: Nice, where?"], request_id="a"))
+        self.search("kayak")  # s1 is now cached here
+        other = self.open_memory()  # a second Memory on the same file stands for another process
+        other.add(add_body("u1", "s1", ["Dana: At the harbor shop, with a yellow paddle"], request_id="b"))
+        contents = [item["content"] for item in self.search("kayak paddle", top_k=10)]
+        self.assertIn("Dana: At the harbor shop, with a yellow paddle", contents)
+        self.assertIn("Dana: I bought a red kayak", contents)
+
+
+if __name__ == "__main__":
+    unittest.main()
