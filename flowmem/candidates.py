@@ -52,9 +52,6 @@ class Pool(NamedTuple):
     hits: Dict[Key, frozenset]  # message -> the question and option terms it holds
     best: Dict[str, Dict[Key, float]]  # kind -> message -> best BM25 among the pool's views of that kind holding it
 
-    def members(self, view: ViewRow) -> List[Key]:
-        return [(view.session_key, seq) for seq in range(view.first, view.last + 1)]
-
 
 class Limits(NamedTuple):
     """BM25 parameters and the pool's bounds (from the Config, through search.make_ranking)."""

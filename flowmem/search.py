@@ -180,10 +180,6 @@ def item(pool: Pool, pick: Pick, rows: Sequence[Any], audit: Dict[str, int], ran
     }
 
 
-def _text(reader: Reader, key: Key) -> str:
-    return reader.message_rows(key[0], [key[1]])[key[1]].content
-
-
 def update_states(query: Query, pool: Pool, order: Sequence[Key], scores: Mapping[Key, float],
                   text_of: Callable[[Key], str],
                   ranking: Ranking) -> Tuple[List[Key], Dict[Key, float], List[Tuple[Key, Key]]]:
@@ -221,23 +217,19 @@ def search(store: Store, user_id: str, question: str, top_k: int, options: Seque
             return []
         pool = candidates(reader, user_key, query, ranking)
         order, fused, ranked = rank(pool, rankings(query, pool), ranking)
-        order, fused, moves = update_states(query, pool, order, fused, lambda key: _text(reader, key), ranking)
+        order, fused, moves = update_states(query, pool, order, fused, lambda key: reader.message_row(*key).content,
+                                              ranking)
         if moves:
             # audit: which messages the state-update rerank moved, as the update or as what it updates
             ranked = dict(ranked, state_update=dict([(o, "updated") for _, o in moves] + [(n, "update") for n, _ in moves]))
         chosen = picks(pool, order, fused, ranking, top_k)
-        wanted: Dict[int, List[int]] = {}
-        for pick in chosen:
-            wanted.setdefault(pick.session_key, []).extend(range(pick.first, pick.last + 1))
-        rows = {key: reader.message_rows(key, sorted(set(positions))) for key, positions in sorted(wanted.items())}
         out: List[Dict[str, Any]] = []
         seen_contents = set()
         for pick in chosen:
             if len(out) == top_k:
                 break
             audit = {name: ranks[pick.anchor] for name, ranks in sorted(ranked.items()) if pick.anchor in ranks}
-            result = item(pool, pick, [rows[pick.session_key][seq] for seq in range(pick.first, pick.last + 1)], audit,
-                          ranking)
+            result = item(pool, pick, [reader.message_row(*key) for key in pick.keys()], audit, ranking)
             if result["content"] in seen_contents:
                 continue  # identical contents appear once
             seen_contents.add(result["content"])

@@ -315,16 +315,9 @@ class Reader:
             )
         ]
 
-    def message_rows(self, session_key: int, positions: Sequence[int]) -> Dict[int, MessageRow]:
-        """The messages of a session at these positions, by position (from memory if this reader read the session)."""
-        data = self._sessions.get(session_key)
-        if data is not None:
-            return {seq: data.rows[seq] for seq in positions}
-        marks = ",".join("?" * len(positions))
-        return {r[0]: MessageRow(*r) for r in self.conn.execute(
-            "SELECT seq, role, content, timestamp_ms, times FROM messages WHERE session_key = ? AND seq IN (%s)"
-            % marks,
-            [session_key] + list(positions))}
+    def message_row(self, session_key: int, seq: int) -> MessageRow:
+        """The stored message at position `seq` of a session this reader has read (session())."""
+        return self._sessions[session_key].rows[seq]
 
 
 class _Checkpointer(threading.Thread):
