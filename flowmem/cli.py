@@ -18,7 +18,9 @@ from .errors import BadRequest, FlowmemError
 from .http_api import decode_json_object, serve
 from .memory import Memory
 
-SERVER_ONLY = ("host", "port", "api_key", "api_key_file", "max_body_bytes", "max_inflight", "log_level")
+SERVER_ONLY = ("host", "port", "api_key", "api_key_file", "max_body_bytes", "max_inflight", "request_timeout_s",
+               "keepalive_timeout_s", "shutdown_timeout_s", "max_connections", "workers", "allowed_hosts",
+               "allowed_origins", "log_level")
 
 
 def _settings_flags(parser: argparse.ArgumentParser, server: bool) -> None:

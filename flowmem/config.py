@@ -26,6 +26,20 @@ class Config:
     api_key_file: Optional[str] = None
     max_body_bytes: int = 8 * 1024 * 1024
     max_inflight: int = 512
+    # Connections (http_server.py). A request must arrive whole within request_timeout_s of its
+    # first byte (a new connection: of connecting); an idle keep-alive connection is closed after
+    # keepalive_timeout_s; at most max_connections are open (the oldest unfinished one gives way);
+    # requests run on `workers` threads; SIGTERM lets received requests finish for up to
+    # shutdown_timeout_s.
+    request_timeout_s: float = 10.0
+    keepalive_timeout_s: float = 30.0
+    shutdown_timeout_s: float = 10.0
+    max_connections: int = 1024
+    workers: int = 16
+    # Browsers (http_api.py): Host names answered besides the loopback ones (comma-separated; on a
+    # public address, empty means any), and web page origins allowed to call flowmem (none by default).
+    allowed_hosts: str = ""
+    allowed_origins: str = ""
     top_k_cap: int = 100
     window_size: int = 3
     segment_max_messages: int = 8
@@ -95,7 +109,8 @@ class Config:
 
     def validate(self) -> "Config":
         """Raise ConfigError for values no part of flowmem could work with."""
-        positive = ("port", "max_body_bytes", "max_inflight", "top_k_cap", "window_size", "segment_max_messages")
+        positive = ("port", "max_body_bytes", "max_inflight", "top_k_cap", "window_size", "segment_max_messages",
+                    "max_connections", "workers")
         for name in positive:
             if getattr(self, name) < (0 if name == "port" else 1):
                 raise ConfigError("%s must be positive, got %r" % (name, getattr(self, name)))
@@ -103,6 +118,9 @@ class Config:
             raise ConfigError("port must be at most 65535, got %r" % self.port)
         if self.rrf_k < 0 or any(w < 0 for _, w in self.weights() + self.tail_weights()):
             raise ConfigError("rrf_k and every weight_* and tail_weight_* must not be negative")
+        for name in ("request_timeout_s", "keepalive_timeout_s", "shutdown_timeout_s"):
+            if not getattr(self, name) > 0:
+                raise ConfigError("%s must be positive, got %r" % (name, getattr(self, name)))
         if self.segment_max_gap_s < 0:
             raise ConfigError("segment_max_gap_s must not be negative")
         if self.view_kind not in ("message", "window", "segment"):

@@ -60,14 +60,62 @@ class InvalidField(FlowmemError):
         self.field = field
 
 
-class Overloaded(FlowmemError):
-    """Too many requests in flight; retry after `retry_after` seconds."""
+class Forbidden(FlowmemError):
+    """The request comes from a web page that is not allowed to use flowmem (its `Origin`)."""
 
-    status = 429
+    status = 403
+
+
+class RequestTimeout(FlowmemError):
+    """The request did not arrive whole within the request timeout."""
+
+    status = 408
+
+
+class UnsupportedMediaType(FlowmemError):
+    """The body is labelled with a type a browser form can send, not JSON."""
+
+    status = 415
+
+
+class MisdirectedRequest(FlowmemError):
+    """The `Host` header names a host this server does not answer for (DNS rebinding)."""
+
+    status = 421
+
+
+class HeadersTooLarge(FlowmemError):
+    """The request line and headers are over the limit."""
+
+    status = 431
+
+
+class RetryLater(FlowmemError):
+    """A temporary condition; the client should retry after `retry_after` seconds (sent as Retry-After)."""
+
+    status = 503
 
     def __init__(self, reason: str, retry_after: int = 1):
         super().__init__(reason)
         self.retry_after = retry_after
+
+
+class Overloaded(RetryLater):
+    """Too many requests in flight."""
+
+    status = 429
+
+
+class Unavailable(RetryLater):
+    """The database is busy or failing (locked, I/O error); nothing was written."""
+
+    status = 503
+
+
+class StorageFull(RetryLater):
+    """The disk (or the database's size limit) is full; nothing was written. Retry when space is freed."""
+
+    status = 507
 
 
 class StoreError(FlowmemError):

@@ -20,7 +20,8 @@ from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Tup
 
 from . import __version__
 from .config import Config
-from .errors import BadRequest, FlowmemError, MethodNotAllowed, NotFound, Overloaded, PayloadTooLarge, Unauthorized
+from .errors import (BadRequest, FlowmemError, MethodNotAllowed, NotFound, Overloaded, PayloadTooLarge, RetryLater,
+                     Unauthorized)
 from .memory import Memory
 
 log = logging.getLogger("flowmem.http")
@@ -49,7 +50,7 @@ def error_response(error: FlowmemError) -> Response:
     headers = []
     if isinstance(error, MethodNotAllowed):
         headers.append(("Allow", error.allow))
-    if isinstance(error, Overloaded):
+    if isinstance(error, RetryLater):
         headers.append(("Retry-After", str(error.retry_after)))
     return json_response(error.status, {"detail": {"reason": error.reason}}, headers)
 
