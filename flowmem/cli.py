@@ -15,7 +15,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from . import __version__, config as config_module
 from .errors import BadRequest, FlowmemError
-from .http_api import decode_json_object, serve
+from .http_api import decode_json_object
+from .http_server import serve
 from .memory import Memory
 
 SERVER_ONLY = ("host", "port", "api_key", "api_key_file", "max_body_bytes", "max_inflight", "request_timeout_s",

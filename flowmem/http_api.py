@@ -1,27 +1,21 @@
-"""HTTP: routing, authentication, body limits, JSON in and out, errors to statuses.
+"""HTTP policy: routing, browser checks, authentication, JSON in and out, errors to statuses.
 
-`App.handle` turns (method, path, headers, body reader) into a Response and holds all
-HTTP policy, so it can be tested without a socket. `Handler` is the thin
-http.server class that feeds it bytes from a connection; `serve` runs the threaded
-server until SIGINT or SIGTERM, then lets in-flight requests finish and closes the
-database.
+`App.handle` turns one whole request (method, path, headers, body) into a Response and
+holds all of flowmem's HTTP policy, so it can be tested without a socket. Connections,
+framing, timeouts and threads are http_server.py's; which requests a web page may make
+is http_guard.py's; every error a caller can cause is a FlowmemError that becomes its
+status and the contract's `{"detail": {"reason": ...}}` body here, in `error_response`.
 """
 from __future__ import annotations
 
 import hmac
 import json
 import logging
-import signal
-import socket
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
-from . import __version__
 from .config import Config
-from .errors import (BadRequest, FlowmemError, MethodNotAllowed, NotFound, Overloaded, PayloadTooLarge, RetryLater,
-                     Unauthorized)
+from .errors import BadRequest, FlowmemError, MethodNotAllowed, NotFound, RetryLater, Unauthorized
+from .http_guard import BrowserGuard
 from .memory import Memory
 
 log = logging.getLogger("flowmem.http")
@@ -98,40 +92,54 @@ def _header_bytes(value: str) -> bytes:
 
 
 class App:
-    """flowmem's HTTP policy over a Memory; call `handle` once per request."""
+    """flowmem's HTTP policy over a Memory; call `handle` once per request, with its whole body."""
 
     def __init__(self, memory: Memory, config: Config):
         self.memory = memory
-        self.max_body_bytes = config.max_body_bytes
         key = config.key()
         self._key = key.encode("utf-8") if key else None
-        self._slots = threading.BoundedSemaphore(config.max_inflight)
+        self.guard = BrowserGuard(config.host, config.allowed_hosts, config.allowed_origins)
 
-    def handle(self, method: str, path: str, headers: Mapping[str, str], read_body: Callable[[int], bytes]) -> Response:
-        """Answer one request. `read_body(limit)` returns the body or raises PayloadTooLarge."""
+    def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Response:
+        """Answer one request; `body` is already read whole and within its limit (http_framing.py)."""
+        cors: List[Tuple[str, str]] = []
         try:
-            action, needs_key = self._route(method, path)
+            self.guard.check_host(headers.get("Host"))
+            self.guard.check_origin(headers)
+            route, allowed = self._route(path)
+            cors = self.guard.cors_headers(headers, allowed)
+            if method == "OPTIONS" and cors:
+                return Response(204, cors, b"")  # a CORS preflight from an allowed origin
+            action, needs_key = self._action(route, allowed, method)
             if needs_key:
                 self._authorize(headers)
             if method == "POST":
-                return self._call_limited(action, lambda: decode_json_object(read_body(self.max_body_bytes)))
-            return json_response(200, getattr(self.memory, action)())
+                self.guard.check_content_type(headers.get("Content-Type"))
+                response = json_response(200, getattr(self.memory, action)(decode_json_object(body)))
+            else:
+                response = json_response(200, getattr(self.memory, action)())
         except FlowmemError as e:
-            return error_response(e)
+            response = error_response(e)
         except Exception:
             # A bug, not bad input. Log the traceback (it holds no request content) and say little.
             log.exception("internal error on %s %s", method, path.split("?", 1)[0])
-            return json_response(500, {"detail": {"reason": "internal error"}})
+            response = json_response(500, {"detail": {"reason": "internal error"}})
+        return response._replace(headers=response.headers + cors) if cors else response
 
-    def _route(self, method: str, path: str) -> Tuple[str, bool]:
+    @staticmethod
+    def _route(path: str) -> Tuple[str, str]:
         route = path.split("?", 1)[0]
         if len(route) > 1 and route.endswith("/"):
             route = route[:-1]
         if route not in ROUTES:
             raise NotFound("no such path; flowmem serves POST /add, POST /search and GET /health")
-        allowed, action, needs_key = ROUTES[route]
+        return route, ROUTES[route][0]
+
+    @staticmethod
+    def _action(route: str, allowed: str, method: str) -> Tuple[str, bool]:
         if method != allowed and not (method == "HEAD" and allowed == "GET"):
-            raise MethodNotAllowed("%s takes %s, not %s" % (route, allowed, method), allow=allowed)
+            raise MethodNotAllowed("%s takes %s, not %s" % (route, allowed, method[:20]), allow=allowed)
+        _, action, needs_key = ROUTES[route]
         return action, needs_key
 
     def _authorize(self, headers: Mapping[str, str]) -> None:
@@ -143,180 +151,3 @@ class App:
             raise Unauthorized(
                 "missing or wrong API key; send Authorization: Bearer <key>, Authorization: Token <key> or X-Api-Key"
             )
-
-    def _call_limited(self, action: str, body: Callable[[], Dict[str, Any]]) -> Response:
-        if not self._slots.acquire(blocking=False):
-            raise Overloaded("too many requests in flight; retry shortly", retry_after=1)
-        try:
-            return json_response(200, getattr(self.memory, action)(body()))
-        finally:
-            self._slots.release()
-
-
-class Handler(BaseHTTPRequestHandler):
-    """Moves bytes between a connection and App.handle; holds no policy of its own."""
-
-    protocol_version = "HTTP/1.1"
-    # Headers and body go out in two writes; with Nagle's algorithm on, the second
-    # waits for the client's delayed ACK (~40 ms per keep-alive request).
-    disable_nagle_algorithm = True
-    # Answer even a garbled request line with a status line and headers, never bare HTTP/0.9.
-    default_request_version = "HTTP/1.0"
-    server_version = "flowmem/" + __version__
-    server: "Server"
-
-    def setup(self) -> None:
-        super().setup()
-        self.busy = False
-        self.server.track(self, True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.track(self, False)
-
-    def parse_request(self) -> bool:
-        # Called once a request line has arrived: from here on the connection is busy.
-        self.busy = True
-        return super().parse_request()
-
-    def _dispatch(self) -> None:
-        started = time.perf_counter()
-        self._body_read = False
-        response = self.server.app.handle(self.command, self.path, self.headers, self._read_body)
-        if not self._body_read and (self.headers.get("Content-Length") not in (None, "0")
-                                    or self.headers.get("Transfer-Encoding")):
-            # The unread body would be taken for the next request on this connection.
-            self.close_connection = True
-        if self.server.stopping:
-            self.close_connection = True
-        self._send(response, started)
-
-    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _dispatch
-
-    def _read_body(self, limit: int) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            return self._read_chunked(limit)
-        raw = self.headers.get("Content-Length")
-        if raw is None:
-            self._body_read = True
-            return b""
-        try:
-            length = int(raw)
-            if length < 0:
-                raise ValueError
-        except ValueError:
-            raise BadRequest("Content-Length is not a non-negative integer")
-        if length > limit:
-            raise PayloadTooLarge("request body is %d bytes; the limit is %d" % (length, limit))
-        body = self.rfile.read(length)
-        self._body_read = True
-        if len(body) < length:
-            raise BadRequest("request body ended early")
-        return body
-
-    def _read_chunked(self, limit: int) -> bytes:
-        parts = []
-        total = 0
-        while True:
-            line = self.rfile.readline(1026)
-            try:
-                size = int(line.split(b";", 1)[0].strip(), 16)
-            except ValueError:
-                raise BadRequest("malformed chunked body")
-            if size == 0:
-                while self.rfile.readline(1026) not in (b"\r\n", b"\n", b""):
-                    pass
-                self._body_read = True
-                return b"".join(parts)
-            total += size
-            if total > limit:
-                raise PayloadTooLarge("request body is over the limit of %d bytes" % limit)
-            parts.append(self.rfile.read(size))
-            self.rfile.readline(3)
-
-    def _send(self, response: Response, started: float) -> None:
-        self.send_response(response.status)
-        for name, value in response.headers:
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(response.body)))
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(response.body)
-        self.busy = False
-        log.info("%s %s %d %.1fms", self.command, self.path.split("?", 1)[0], response.status,
-                 (time.perf_counter() - started) * 1000)
-
-    def send_error(self, code: int, message: Optional[str] = None, explain: Optional[str] = None) -> None:
-        # http.server's own rejections (bad request line, unknown method) also get the JSON error shape.
-        self.close_connection = True
-        reason = message or self.responses.get(code, ("error",))[0]
-        self._send(json_response(code, {"detail": {"reason": reason}}), time.perf_counter())
-
-    def log_request(self, code: Any = "-", size: Any = "-") -> None:
-        pass  # _send logs method, path, status and time; never bodies
-
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug(format, *args)
-
-
-class Server(ThreadingHTTPServer):
-    """Threaded HTTP server that can stop idle keep-alive connections on shutdown."""
-
-    daemon_threads = False  # server_close() then waits for in-flight requests
-    allow_reuse_address = True
-    request_queue_size = 256
-
-    def __init__(self, address: Tuple[str, int], app: App):
-        super().__init__(address, Handler)
-        self.app = app
-        self.stopping = False
-        self._handlers: set = set()
-        self._handlers_lock = threading.Lock()
-
-    def track(self, handler: Handler, alive: bool) -> None:
-        with self._handlers_lock:
-            (self._handlers.add if alive else self._handlers.discard)(handler)
-
-    def stop_idle_connections(self) -> None:
-        """Mark the server stopping and end connections that wait for a next request."""
-        self.stopping = True
-        with self._handlers_lock:
-            idle = [h for h in self._handlers if not h.busy]
-        for handler in idle:
-            try:
-                handler.connection.shutdown(socket.SHUT_RD)
-            except OSError:
-                pass
-
-
-def serve(config: Config, ready: Optional[Callable[[Tuple[str, int]], None]] = None) -> None:
-    """Serve until SIGINT or SIGTERM; in-flight requests finish, then the database closes."""
-    memory = Memory(config)
-    try:
-        server = Server((config.host, config.port), App(memory, config))
-    except BaseException:
-        memory.close()
-        raise
-
-    def stop(signum: int, frame: Any) -> None:
-        log.info("signal %d: finishing in-flight requests and stopping", signum)
-        threading.Thread(target=server.shutdown, daemon=True).start()
-
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    host, port = server.server_address[:2]
-    log.info("flowmem %s serving on http://%s:%d (database %s)", __version__, host, port, config.db)
-    if ready:
-        ready((host, port))
-    try:
-        server.serve_forever(poll_interval=0.2)
-    finally:
-        server.stop_idle_connections()
-        server.server_close()
-        memory.close()
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-        log.info("stopped; database closed")

@@ -1,35 +1,26 @@
-"""HTTP policy through App.handle, no socket: statuses, error shape, auth, limits."""
+"""HTTP policy through App.handle, no socket: statuses, error shape, auth, browser checks."""
 import json
-import threading
 
 from flowmem.config import load
-from flowmem.errors import PayloadTooLarge
+from flowmem.errors import StorageFull
 from flowmem.http_api import App
 
 from tests.helpers import MemoryTestCase, add_body
 
 
-def body_reader(payload: bytes):
-    def read(limit):
-        if len(payload) > limit:
-            raise PayloadTooLarge("request body is %d bytes; the limit is %d" % (len(payload), limit))
-        return payload
-    return read
-
-
 class AppTestCase(MemoryTestCase):
     key = None
-    max_body_bytes = 8 * 1024 * 1024
+    server_settings = {}
 
     def setUp(self):
         super().setUp()
-        config = load({"db": self.db_path(), "api_key": self.key, "max_body_bytes": self.max_body_bytes}, environ={})
+        config = load(dict({"db": self.db_path(), "api_key": self.key}, **self.server_settings), environ={})
         self.app = App(self.memory, config)
 
     def call(self, method, path, payload=None, headers=None, raw=None):
         data = raw if raw is not None else (json.dumps(payload).encode() if payload is not None else b"")
-        response = self.app.handle(method, path, headers or {}, body_reader(data))
-        return response.status, json.loads(response.body), dict(response.headers)
+        response = self.app.handle(method, path, headers or {}, data)
+        return response.status, json.loads(response.body) if response.body else None, dict(response.headers)
 
     def assert_error(self, status, expected_status, body, words=()):
         self.assertEqual(status, expected_status, body)
@@ -72,8 +63,6 @@ class RoutingTest(AppTestCase):
 
 
 class BadInputTest(AppTestCase):
-    max_body_bytes = 200_000
-
     def test_invalid_json_is_400(self):
         for raw in (b"", b"   ", b"{", b"{'a': 1}", b"\xff\xfe", b"NaN", b'{"top_k": NaN}', b"[" * 100_000,
                     b'{"a": 1' + b"0" * 5000 + b"}"):
@@ -92,11 +81,12 @@ class BadInputTest(AppTestCase):
         status, body, _ = self.call("POST", "/add", payload)
         self.assert_error(status, 422, body, ["messages[2].content"])
 
-    def test_a_body_over_the_limit_is_413(self):
-        payload = add_body("u1", "s1", ["Alice: " + "x" * 300_000])
-        status, body, _ = self.call("POST", "/add", payload)
-        self.assert_error(status, 413, body, ["limit"])
-        self.assertEqual(self.memory.stats()["messages"], 0)
+    def test_unknown_methods_on_a_known_path_get_405_with_allow(self):
+        for method in ("FOO", "PROPFIND", "TRACE", "OPTIONS"):
+            with self.subTest(method=method):
+                status, body, headers = self.call(method, "/search")
+                self.assert_error(status, 405, body, ["POST"])
+                self.assertEqual(headers["Allow"], "POST")
 
     def test_a_bug_is_a_500_without_details(self):
         self.memory.search = None  # any unexpected exception inside the core
@@ -128,26 +118,105 @@ class AuthTest(AppTestCase):
         self.assertEqual(self.call("GET", "/health")[0], 200)
 
 
-class OverloadTest(AppTestCase):
-    def test_requests_over_the_in_flight_limit_get_429_with_retry_after(self):
-        config = load({"db": self.db_path(), "max_inflight": 1}, environ={})
-        app = App(self.memory, config)
-        entered, release = threading.Event(), threading.Event()
-        original = self.memory.search
+class StorageErrorTest(AppTestCase):
+    def test_a_full_disk_is_507_with_retry_after_so_clients_retry_later(self):
+        def full(body):
+            raise StorageFull("the disk is full; nothing was written")
 
-        def slow(body):
-            entered.set()
-            release.wait(10)
-            return original(body)
+        self.memory.add = full
+        status, body, headers = self.call("POST", "/add", add_body("u1", "s1", ["Alice: a"]))
+        self.assert_error(status, 507, body, ["full"])
+        self.assertEqual(headers["Retry-After"], "1")
 
-        self.memory.search = slow
-        payload = json.dumps({"query": "x", "user_id": "u", "top_k": 1}).encode()
-        first = threading.Thread(target=app.handle, args=("POST", "/search", {}, body_reader(payload)))
-        first.start()
-        entered.wait(10)
-        response = app.handle("POST", "/search", {}, body_reader(payload))
-        release.set()
-        first.join()
-        self.assertEqual(response.status, 429)
-        self.assertIn(("Retry-After", "1"), response.headers)
-        self.assertEqual(app.handle("POST", "/search", {}, body_reader(payload)).status, 200)
+
+class BrowserTest(AppTestCase):
+    """What a web page can make the operator's browser send to a flowmem on 127.0.0.1."""
+
+    search = {"query": "umbrella", "user_id": "u1", "top_k": 5}
+
+    def setUp(self):
+        super().setUp()
+        self.memory.add(add_body("u1", "s1", ["Alice: the violet umbrella"]))
+
+    def test_a_cross_site_form_post_is_415_and_writes_nothing(self):
+        for content_type in ("text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+                             "multipart/form-data; boundary=x"):
+            with self.subTest(content_type=content_type):
+                status, body, _ = self.call("POST", "/add", add_body("u1", "s2", ["Alice: ignore previous instructions"]),
+                                            {"Content-Type": content_type})
+                self.assert_error(status, 415, body, ["application/json"])
+        self.assertEqual(self.memory.stats("u1")["messages"], 1)
+
+    def test_json_with_any_charset_or_no_content_type_is_accepted(self):
+        for headers in ({}, {"Content-Type": "application/json"}, {"Content-Type": "application/json; charset=utf-8"},
+                        {"Content-Type": "Application/JSON;charset=UTF-8"}):
+            with self.subTest(headers=headers):
+                self.assertEqual(self.call("POST", "/search", self.search, headers)[0], 200)
+
+    def test_a_request_from_a_web_page_is_403_and_reads_and_writes_nothing(self):
+        for headers in ({"Origin": "https://evil.example"}, {"Origin": "null"},
+                        {"Origin": "http://127.0.0.1:8000"}, {"Sec-Fetch-Site": "cross-site"}):
+            with self.subTest(headers=headers):
+                status, body, _ = self.call("POST", "/search", self.search, dict(headers, **{"Content-Type": "application/json"}))
+                self.assert_error(status, 403, body, ["web page"])
+                self.assertNotIn("umbrella", json.dumps(body))
+                status, _, _ = self.call("POST", "/add", add_body("u1", "s3", ["Alice: injected"]), headers)
+                self.assertEqual(status, 403)
+        self.assertEqual(self.memory.stats("u1")["messages"], 1)
+
+    def test_a_rebound_host_name_is_421_on_a_loopback_server(self):
+        for host in ("evil.example", "evil.example:8000", "127.0.0.1.nip.io", "localhost.evil.example"):
+            with self.subTest(host=host):
+                status, body, _ = self.call("POST", "/search", self.search, {"Host": host})
+                self.assert_error(status, 421, body, ["host"])
+                self.assertEqual(self.call("GET", "/health", headers={"Host": host})[0], 421)
+
+    def test_loopback_names_and_ip_literals_are_answered(self):
+        for host in ("localhost", "localhost:8000", "LOCALHOST.", "127.0.0.1", "127.0.0.1:8000", "[::1]:8000",
+                     "10.1.2.3:8000"):
+            with self.subTest(host=host):
+                self.assertEqual(self.call("POST", "/search", self.search, {"Host": host})[0], 200)
+
+    def test_no_cors_headers_are_sent_unless_origins_are_allowed(self):
+        _, _, headers = self.call("POST", "/search", self.search)
+        self.assertFalse([h for h in headers if h.lower().startswith("access-control")])
+        status, _, headers = self.call("OPTIONS", "/search", headers={"Origin": "https://app.example"})
+        self.assertEqual(status, 403)
+        self.assertFalse([h for h in headers if h.lower().startswith("access-control")])
+
+
+class ConfiguredBrowserTest(AppTestCase):
+    server_settings = {"allowed_hosts": "memory.example, other.example", "allowed_origins": "https://app.example"}
+
+    def test_configured_host_names_are_answered_and_others_are_not(self):
+        search = {"query": "x", "user_id": "u1", "top_k": 1}
+        self.assertEqual(self.call("POST", "/search", search, {"Host": "memory.example:8000"})[0], 200)
+        self.assertEqual(self.call("POST", "/search", search, {"Host": "Other.Example"})[0], 200)
+        self.assertEqual(self.call("POST", "/search", search, {"Host": "evil.example"})[0], 421)
+
+    def test_an_allowed_origin_gets_a_preflight_answer_and_cors_headers(self):
+        status, _, headers = self.call("OPTIONS", "/search", headers={"Origin": "https://app.example"})
+        self.assertEqual(status, 204)
+        self.assertEqual(headers["Access-Control-Allow-Origin"], "https://app.example")
+        self.assertIn("Authorization", headers["Access-Control-Allow-Headers"])
+        status, _, headers = self.call("POST", "/search", {"query": "x", "user_id": "u1", "top_k": 1},
+                                       {"Origin": "https://app.example"})
+        self.assertEqual(status, 200)
+        self.assertEqual(headers["Access-Control-Allow-Origin"], "https://app.example")
+        self.assertEqual(self.call("POST", "/search", {"query": "x", "user_id": "u1", "top_k": 1},
+                                   {"Origin": "https://evil.example"})[0], 403)
+
+
+class PublicServerTest(AppTestCase):
+    server_settings = {"host": "0.0.0.0"}
+
+    def test_a_server_on_a_public_address_answers_any_host_name(self):
+        search = {"query": "x", "user_id": "u1", "top_k": 1}
+        for host in ("memory.example", "10.0.0.5:8000", "whatever"):
+            self.assertEqual(self.call("POST", "/search", search, {"Host": host})[0], 200)
+        self.assertEqual(self.call("POST", "/search", search, {"Origin": "https://evil.example"})[0], 403)
+
+
+if __name__ == "__main__":
+    import unittest
+    unittest.main()

@@ -1,0 +1,531 @@
+"""Connections: one loop reads requests whole, a fixed pool of threads answers them.
+
+flowmem's first server gave each connection a thread (http.server's
+ThreadingHTTPServer), and a client that connected and then sent slowly, or nothing,
+kept its thread, and once its headers were in, an in-flight slot, for as long as it
+liked: 1,000 such clients held 1,000 threads, and 520 held every slot. Here:
+
+- One loop (this module's `Server`, on the thread that calls `serve_forever`) owns
+  every socket. It accepts, reads what arrives into the connection's buffer and asks
+  the framer (http_framing.py) whether a whole request is there. A request must
+  arrive whole within `request_timeout_s` of its first byte (of connecting, for a new
+  connection), or the connection is closed (408 if part of a request came); an idle
+  keep-alive connection is closed after `keepalive_timeout_s`. A slow client costs a
+  socket and a buffer, never a thread.
+- Only whole requests go to the `workers` threads, which run the http.server
+  handler (`Handler`) over the request's bytes and App's policy; only whole requests
+  count against `max_inflight` (more get 429).
+- A worker sends its response itself when the socket takes it at once (the usual
+  case); what does not fit goes back to the loop, which writes it as the client
+  reads, within the request timeout. After a response that closes the connection,
+  the loop stops writing and reads until the client closes (at most `LINGER_S`), so
+  a client still sending a refused body sees the response instead of a reset.
+- At most `max_connections` are open: when one more arrives, the connection that has
+  waited longest for (the rest of) a request gives way. Bodies beyond 64 KiB a
+  connection share a budget; a request that would exceed it gets 503.
+- SIGTERM (`stop`): stop accepting, close idle connections, let half-sent requests
+  finish until `shutdown_timeout_s`, answer every request received whole, close.
+"""
+from __future__ import annotations
+
+import collections
+import email.utils
+import errno
+import http
+import io
+import logging
+import queue
+import selectors
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler
+from typing import Any, Callable, Deque, Dict, List, Optional, Set, Tuple
+
+from . import __version__
+from .config import Config
+from .errors import FlowmemError, Overloaded, RequestTimeout, Unavailable
+from .http_api import App, Response, error_response, json_response
+from .http_framing import Request, RequestFramer
+from .http_guard import is_loopback
+from .memory import Memory
+
+log = logging.getLogger("flowmem.http")
+
+SMALL_BUFFER = 64 * 1024  # what any connection may buffer outside the shared budget
+BUFFER_BUDGET = 256 * 1024 * 1024  # all connections' buffered bytes beyond SMALL_BUFFER each
+LINGER_S = 2.0  # how long a closing connection is read (and discarded) for its client to see the response
+SWEEP_S = 0.25  # how often deadlines are checked
+RESERVED_FILES = 256  # file descriptors kept for the database, the log and the listener
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+_SERVER = "flowmem/" + __version__
+
+
+def serialize(response: Response, close: bool, head_only: bool = False) -> bytes:
+    """A response as bytes on the wire (status line, headers, body)."""
+    try:
+        phrase = http.HTTPStatus(response.status).phrase
+    except ValueError:
+        phrase = ""
+    lines = ["HTTP/1.1 %d %s" % (response.status, phrase), "Server: " + _SERVER,
+             "Date: " + email.utils.formatdate(usegmt=True)]
+    lines += ["%s: %s" % header for header in response.headers]
+    lines.append("Content-Length: %d" % len(response.body))
+    if close:
+        lines.append("Connection: close")
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    return head if head_only else head + response.body
+
+
+def log_request(method: str, path: str, status: int, started: float) -> None:
+    """The one log line of a request: method, path (no query string), status, time; never content."""
+    path = path.split("?", 1)[0][:200].encode("ascii", "backslashreplace").decode("ascii")
+    log.info("%s %s %d %.1fms", method[:20].encode("ascii", "backslashreplace").decode("ascii"), path, status,
+             (time.perf_counter() - started) * 1000)
+
+
+class Handler(BaseHTTPRequestHandler):
+    """Answers one request the loop has read whole: http.server parses it, App decides.
+
+    Holds no policy: it parses the request line and headers, hands them and the body
+    to App.handle, and serializes App's Response.
+    """
+
+    protocol_version = "HTTP/1.1"
+    # Answer even a garbled request line with a status line and headers, never bare HTTP/0.9.
+    default_request_version = "HTTP/1.0"
+
+    def __init__(self, request: Request, app: App, closing: bool, received: float):
+        # BaseHTTPRequestHandler.__init__ would read a socket; this request is already read whole.
+        self.rfile = io.BytesIO(request.head)
+        self.wfile = io.BytesIO()
+        self.body = request.body
+        self.app = app
+        self.closing = closing
+        self.received = received
+        self.path = "-"
+
+    def respond(self) -> Tuple[bytes, bool]:
+        """The response's bytes, and whether the connection closes after them."""
+        self.close_connection = True
+        self.raw_requestline = self.rfile.readline(65537)
+        if self.parse_request():  # else parse_request has called send_error
+            response = self.app.handle(self.command, self.path, self.headers, self.body)
+            self.close_connection = self.close_connection or self.closing
+            self._send(response)
+        return self.wfile.getvalue(), self.close_connection
+
+    def handle_expect_100(self) -> bool:
+        return True  # the loop sent "100 Continue" when it mattered: before the body arrived
+
+    def _send(self, response: Response) -> None:
+        self.wfile.write(serialize(response, self.close_connection, self.command == "HEAD"))
+        log_request(self.command or "-", self.path, response.status, self.received)
+
+    def send_error(self, code: int, message: Optional[str] = None, explain: Optional[str] = None) -> None:
+        # http.server's own rejections (bad request line or version, bad headers) in the JSON error shape.
+        self.close_connection = True
+        self._send(json_response(code, {"detail": {"reason": message or http.HTTPStatus(code).phrase}}))
+
+
+class Connection:
+    """One client connection, as the loop sees it."""
+
+    def __init__(self, sock: socket.socket, now: float, request_timeout_s: float, max_body_bytes: int):
+        self.sock = sock
+        self.buffer = bytearray()  # received, not yet part of a dispatched request
+        self.framer = RequestFramer(max_body_bytes)
+        self.out = memoryview(b"")  # response bytes the client has not taken yet
+        self.busy = False  # a worker holds its request
+        self.idle = False  # waiting on keep-alive for a next request
+        self.closing = False  # close once `out` is sent
+        self.draining = False  # response sent; reading until the client closes
+        self.continued = False  # "100 Continue" sent for the current request
+        self.closed = False
+        self.since = now  # when it began to wait for (the rest of) a request
+        self.deadline = now + request_timeout_s
+        self.events = 0  # what the selector watches for
+
+
+class Server:
+    """The connection loop and its workers over an App; `serve_forever` until `stop`."""
+
+    def __init__(self, app: App, config: Config):
+        self.app = app
+        self.config = config
+        self.max_connections = _raise_file_limit(config.max_connections)
+        self.listener = _listen(config.host, config.port)
+        self.address: Tuple[str, int] = self.listener.getsockname()[:2]
+        self.selector = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = socket.socketpair()
+        for sock in (self.listener, self._wake_r, self._wake_w):
+            sock.setblocking(False)
+        self.selector.register(self.listener, selectors.EVENT_READ, "accept")
+        self.selector.register(self._wake_r, selectors.EVENT_READ, "wake")
+        self.connections: Set[Connection] = set()
+        self.jobs: "queue.Queue[Optional[Tuple[Connection, Request, float]]]" = queue.Queue()
+        self.done: Deque[Tuple[Connection, bytes, bool]] = collections.deque()
+        self.inflight = 0
+        self.buffered = 0  # bytes beyond SMALL_BUFFER held by all connections
+        self.stopping = False
+        self._stop_by: Optional[float] = None
+        self._workers = [threading.Thread(target=self._work, name="flowmem-worker-%d" % i, daemon=True)
+                         for i in range(config.workers)]
+
+    # -- the loop ------------------------------------------------------------------
+
+    def serve_forever(self) -> None:
+        """Serve until `stop()` and the shutdown it starts are done; then close the listener and connections."""
+        for worker in self._workers:
+            worker.start()
+        next_sweep = time.monotonic() + SWEEP_S
+        try:
+            while not self._finished():
+                for key, mask in self.selector.select(SWEEP_S):
+                    self._event(key.data, mask)
+                now = time.monotonic()
+                self._finish_responses(now)
+                if self.stopping and self._stop_by is None:
+                    self._begin_shutdown(now)
+                if now >= next_sweep:
+                    self._sweep(now)
+                    next_sweep = now + SWEEP_S
+        finally:
+            self._close_all()
+
+    def stop(self) -> None:
+        """Begin a graceful shutdown; safe from a signal handler or another thread."""
+        self.stopping = True
+        self._wake()
+
+    def _event(self, data: Any, mask: int) -> None:
+        now = time.monotonic()
+        if data == "accept":
+            self._accept(now)
+        elif data == "wake":
+            try:
+                self._wake_r.recv(4096)
+            except BlockingIOError:
+                pass
+        else:
+            if mask & selectors.EVENT_READ:
+                self._read(data, now)
+            if mask & selectors.EVENT_WRITE and not data.closed:
+                self._write(data, now)
+
+    def _finished(self) -> bool:
+        if self._stop_by is None:
+            return False
+        return (not self.connections and self.inflight == 0) or time.monotonic() >= self._stop_by
+
+    # -- accepting -----------------------------------------------------------------
+
+    def _accept(self, now: float) -> None:
+        for _ in range(64):  # then serve the others before accepting more
+            try:
+                sock, _ = self.listener.accept()
+            except BlockingIOError:
+                return
+            except OSError as e:
+                if e.errno in (errno.EMFILE, errno.ENFILE):
+                    log.warning("out of file descriptors with %d connections open", len(self.connections))
+                    self._evict_oldest()
+                return
+            if len(self.connections) >= self.max_connections and not self._evict_oldest():
+                sock.close()
+                continue
+            sock.setblocking(False)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn = Connection(sock, now, self.config.request_timeout_s, self.config.max_body_bytes)
+            self.connections.add(conn)
+            self._watch(conn, selectors.EVENT_READ)
+
+    def _evict_oldest(self) -> bool:
+        """Close the connection that has waited longest for (the rest of) a request; False if none waits."""
+        waiting = [c for c in self.connections if not c.busy and not c.out]
+        if not waiting:
+            return False
+        self._close(min(waiting, key=lambda c: c.since))
+        return True
+
+    # -- reading -------------------------------------------------------------------
+
+    def _read(self, conn: Connection, now: float) -> None:
+        try:
+            data = conn.sock.recv(65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._close(conn)  # the client closed; a half-sent request is dropped
+            return
+        if conn.draining:
+            return  # the response is sent; what the client still sends is discarded
+        if conn.idle:
+            conn.idle = False
+            conn.since = now
+            conn.deadline = now + self.config.request_timeout_s
+        before = len(conn.buffer)
+        conn.buffer += data
+        self._account(before, len(conn.buffer))
+        if len(conn.buffer) > SMALL_BUFFER and self.buffered > BUFFER_BUDGET:
+            self._refuse(conn, Unavailable("the server holds too many large request bodies; retry shortly"), now)
+            return
+        self._frame(conn, now)
+
+    def _account(self, before: int, after: int) -> None:
+        self.buffered += max(0, after - SMALL_BUFFER) - max(0, before - SMALL_BUFFER)
+
+    def _frame(self, conn: Connection, now: float) -> None:
+        try:
+            found = conn.framer.feed(conn.buffer)
+        except FlowmemError as e:
+            self._refuse(conn, e, now)
+            return
+        if found is None:
+            if conn.framer.expects_continue and not conn.continued:
+                conn.continued = True
+                self._send_now(conn, _CONTINUE)
+            return
+        request, used = found
+        before = len(conn.buffer)
+        del conn.buffer[:used]
+        self._account(before, len(conn.buffer))
+        conn.framer = RequestFramer(self.config.max_body_bytes)
+        conn.continued = False
+        if self.inflight >= self.config.max_inflight:
+            self._refuse(conn, Overloaded("too many requests in flight; retry shortly"), now,
+                         request_line=request.head.split(b"\n", 1)[0].rstrip(b"\r"))
+            return
+        conn.busy = True
+        conn.deadline = float("inf")
+        self._watch(conn, 0)
+        self.inflight += 1
+        self.jobs.put((conn, request, time.perf_counter()))
+
+    def _send_now(self, conn: Connection, data: bytes) -> None:
+        try:
+            conn.sock.send(data)
+        except OSError:
+            pass  # a client that cannot take 25 bytes is timed out like any other
+
+    # -- answering -----------------------------------------------------------------
+
+    def _work(self) -> None:
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            conn, request, received = job
+            try:
+                data, close = Handler(request, self.app, self.stopping, received).respond()
+            except Exception:  # a bug in the handler itself; App.handle catches its own
+                log.exception("internal error while answering a request")
+                data, close = serialize(json_response(500, {"detail": {"reason": "internal error"}}), True), True
+            sent = 0
+            try:
+                sent = conn.sock.send(data)
+            except BlockingIOError:
+                pass
+            except OSError:
+                data, close = b"", True  # the client is gone
+            self.done.append((conn, data[sent:], close))
+            self._wake()
+
+    def _finish_responses(self, now: float) -> None:
+        while self.done:
+            conn, rest, close = self.done.popleft()
+            self.inflight -= 1
+            conn.busy = False
+            if conn.closed:
+                continue
+            conn.closing = close or self.stopping
+            self._queue_output(conn, rest, now)
+
+    def _refuse(self, conn: Connection, error: FlowmemError, now: float, request_line: Optional[bytes] = None) -> None:
+        """Answer with `error` from the loop itself and close: the request is not read further."""
+        words = (request_line if request_line is not None else conn.framer.request_line).split()
+        method = words[0].decode("latin-1") if words else "-"
+        path = words[1].decode("latin-1") if len(words) > 1 else "-"
+        log_request(method, path, error.status, time.perf_counter())
+        before = len(conn.buffer)
+        conn.buffer = bytearray()
+        self._account(before, 0)
+        conn.closing = True
+        self._queue_output(conn, serialize(error_response(error), True), now)
+
+    def _queue_output(self, conn: Connection, data: bytes, now: float) -> None:
+        if data:
+            conn.out = memoryview(data)
+            conn.deadline = now + self.config.request_timeout_s
+            self._watch(conn, selectors.EVENT_WRITE)
+            self._write(conn, now)
+        else:
+            self._response_sent(conn, now)
+
+    def _write(self, conn: Connection, now: float) -> None:
+        try:
+            sent = conn.sock.send(conn.out)
+        except BlockingIOError:
+            return
+        except OSError:
+            self._close(conn)
+            return
+        conn.out = conn.out[sent:]
+        if not conn.out:
+            self._response_sent(conn, now)
+
+    def _response_sent(self, conn: Connection, now: float) -> None:
+        if conn.closing:
+            self._drain(conn, now)
+            return
+        conn.idle = True
+        conn.since = now
+        conn.deadline = now + self.config.keepalive_timeout_s
+        self._watch(conn, selectors.EVENT_READ)
+        if conn.buffer:  # a pipelined request came with the last one
+            conn.idle = False
+            conn.deadline = now + self.config.request_timeout_s
+            self._frame(conn, now)
+
+    def _drain(self, conn: Connection, now: float) -> None:
+        try:
+            conn.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            self._close(conn)
+            return
+        conn.draining = True
+        conn.since = now
+        conn.deadline = now + LINGER_S
+        self._watch(conn, selectors.EVENT_READ)
+
+    # -- time ----------------------------------------------------------------------
+
+    def _sweep(self, now: float) -> None:
+        for conn in [c for c in self.connections if now >= c.deadline]:
+            if conn.buffer and not conn.draining and not conn.out:
+                self._refuse(conn, RequestTimeout("the request did not arrive whole within %g s"
+                                                  % self.config.request_timeout_s), now)
+                conn.deadline = now + LINGER_S
+            else:
+                self._close(conn)  # idle, silent since connecting, or not reading its response
+
+    def _begin_shutdown(self, now: float) -> None:
+        log.info("stopping: answering %d received requests, no new connections", self.inflight)
+        self._stop_by = now + self.config.shutdown_timeout_s
+        self.selector.unregister(self.listener)
+        self.listener.close()
+        for conn in list(self.connections):
+            if conn.busy or conn.out:
+                continue
+            if conn.idle or conn.draining or not conn.buffer:
+                self._close(conn)
+            else:
+                conn.deadline = min(conn.deadline, self._stop_by)  # half-sent: it may still finish
+
+    # -- bookkeeping -----------------------------------------------------------------
+
+    def _watch(self, conn: Connection, events: int) -> None:
+        if events == conn.events or conn.closed:
+            return
+        if not events:
+            self.selector.unregister(conn.sock)
+        elif not conn.events:
+            self.selector.register(conn.sock, events, conn)
+        else:
+            self.selector.modify(conn.sock, events, conn)
+        conn.events = events
+
+    def _close(self, conn: Connection) -> None:
+        if conn.closed:
+            return
+        self._watch(conn, 0)
+        conn.closed = True
+        self._account(len(conn.buffer), 0)
+        conn.buffer = bytearray()
+        self.connections.discard(conn)
+        try:
+            conn.sock.close()
+        except OSError:
+            pass
+
+    def _wake(self) -> None:
+        try:
+            self._wake_w.send(b"x")
+        except OSError:
+            pass  # a wake-up is already pending
+
+    def _close_all(self) -> None:
+        for conn in list(self.connections):
+            self._close(conn)
+        for _ in self._workers:
+            self.jobs.put(None)
+        for worker in self._workers:
+            if worker.is_alive():
+                worker.join(max(0.0, (self._stop_by or time.monotonic()) - time.monotonic()) + 1.0)
+        if self.listener.fileno() >= 0:
+            self.listener.close()
+        self.selector.close()
+        self._wake_r.close()
+        self._wake_w.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family, backlog=1024)
+
+
+def _raise_file_limit(max_connections: int) -> int:
+    """Raise the soft limit on open files to fit `max_connections`; the number of connections that fit."""
+    try:
+        import resource
+    except ImportError:  # not on Unix: the platform's limit applies
+        return max_connections
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = max_connections + RESERVED_FILES
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        new = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+            soft = new
+        except (ValueError, OSError):
+            pass
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        fits = max(1, soft - RESERVED_FILES)
+        log.warning("only %d open files allowed: at most %d connections, not %d", soft, fits, max_connections)
+        return fits
+    return max_connections
+
+
+def serve(config: Config, ready: Optional[Callable[[Tuple[str, int]], None]] = None) -> None:
+    """Serve until SIGINT or SIGTERM; requests received whole are answered, then the database closes."""
+    import signal
+
+    memory = Memory(config)
+    try:
+        server = Server(App(memory, config), config)
+    except BaseException:
+        memory.close()
+        raise
+
+    def stop(signum: int, frame: Any) -> None:
+        log.info("signal %d: finishing received requests and stopping", signum)
+        server.stop()
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    host, port = server.address
+    if not is_loopback(config.host) and not config.key():
+        log.warning("listening on %s without an API key: anyone who can reach it can read and write every "
+                    "user's memory; set FLOWMEM_API_KEY or --api-key-file", config.host or "all addresses")
+    log.info("flowmem %s serving on http://%s:%d (database %s)", __version__,
+             "[%s]" % host if ":" in host else host, port, config.db)
+    if ready:
+        ready((host, port))
+    try:
+        server.serve_forever()
+    finally:
+        memory.close()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        log.info("stopped; database closed")
