@@ -4,17 +4,40 @@
 names it mentions, adjacent term pairs (for phrase matches), numbers, answer options,
 and its intent where the wording makes one plain: asking when, for the first or the
 last time, or for a current state.
+
+Every list is bounded (MAX_QUERY_TERMS and the caps beside it): a search reads the
+postings of each term, and several rankings compare every candidate message with
+every term, name and pair, so a question of 90,000 distinct words once cost seconds
+(and overflowed SQLite's limit on bound parameters). The first terms in question
+order are kept, so a long question still finds evidence for what it asks first.
+The characters a question may have are bounded before it gets here
+(validation.MAX_QUERY_CHARS), which bounds tokenizing.
 """
 from __future__ import annotations
 
 import re
-from typing import List, NamedTuple, Sequence, Tuple
+from itertools import islice
+from typing import Iterable, List, NamedTuple, Sequence, Tuple, TypeVar
 
 from . import timeexpr
 from .stem import stem
 from .tokenize import QUESTION_STOPWORDS, query_terms, tokenize, unique, words
 
 WHEN, FIRST, LAST, CURRENT = "when", "first", "last", "current"
+
+# How much of a question the rankings read. Measured with `python tools/bench_query_caps.py`
+# (LoCoMo dev split, 2,760 messages; 2 CPUs, Python 3.11, SQLite 3.40; CPU time): the
+# typical LoCoMo search costs 9.3 ms; N distinct words of the user's own memory, most
+# frequent first, cost 46 ms at 256, 98 ms at 1,024 and 836 ms at 10,000 uncapped, and
+# no more than ~52 ms at any N with these caps (5.6x typical); with 16 options of 32
+# terms too, 78 ms (8.4x). Real questions stay far below: LoCoMo's longest has 19 terms,
+# 6 names, 13 pairs, 3 numbers; Chinese counts every character and bigram, so 256 terms
+# keep a question of ~128 Chinese characters whole.
+MAX_QUERY_TERMS = 256
+MAX_QUERY_NAMES = 32
+MAX_QUERY_PAIRS = 256
+MAX_QUERY_NUMBERS = 16
+MAX_OPTION_TERMS = 32  # per option
 
 _INTENTS = [
     (CURRENT, re.compile(r"\b(now|currently|current|still|these days|at the moment|anymore|latest|most recent(ly)?|"
@@ -45,6 +68,14 @@ class Query(NamedTuple):
     options: List[List[str]]  # each option's content terms
 
 
+T = TypeVar("T")
+
+
+def _first(items: Iterable[T], limit: int) -> List[T]:
+    """The first `limit` distinct items, in order."""
+    return list(islice(dict.fromkeys(items), limit))
+
+
 def _names(question: str, stemmed: bool) -> List[str]:
     names: List[str] = []
     for match in _CAPITALISED.finditer(question):
@@ -54,12 +85,12 @@ def _names(question: str, stemmed: bool) -> List[str]:
         names.extend(tokenize(word, stemmed))
     for match in _QUOTED.finditer(question):
         names.extend(t for t in tokenize(match.group(1), stemmed) if t not in QUESTION_STOPWORDS)
-    return unique(names)
+    return _first(names, MAX_QUERY_NAMES)
 
 
 def _pairs(question: str, stemmed: bool) -> List[Tuple[str, str]]:
     content = [stem(w) if stemmed else w for w in words(question) if w not in QUESTION_STOPWORDS]
-    return list(dict.fromkeys(zip(content, content[1:])))
+    return _first(zip(content, content[1:]), MAX_QUERY_PAIRS)
 
 
 def intent(question: str) -> str:
@@ -79,10 +110,10 @@ def analyze(question: str, options: Sequence[str] = (), stemmed: bool = True, da
     """Everything the rankings read from a question (`stemmed` and `dates` as the index is)."""
     return Query(
         text=question,
-        terms=unique(query_terms(question, stemmed) + (date_terms(question) if dates else [])),
+        terms=_first(query_terms(question, stemmed) + (date_terms(question) if dates else []), MAX_QUERY_TERMS),
         names=_names(question, stemmed),
         pairs=_pairs(question, stemmed),
-        numbers=unique(_NUMBER.findall(question)),
+        numbers=_first(_NUMBER.findall(question), MAX_QUERY_NUMBERS),
         intent=intent(question),
-        options=[t for t in (query_terms(o, stemmed) for o in options) if t],
+        options=[t[:MAX_OPTION_TERMS] for t in (query_terms(o, stemmed) for o in options) if t],
     )

@@ -3,18 +3,55 @@
 Parsers take the decoded JSON object and return plain, typed requests, or raise
 InvalidField naming the field the way the contract does (`messages[2].content`).
 Unknown fields are ignored, as the contract requires.
+
+Beyond the JSON types, three rules protect what is stored and what a search costs:
+
+- Ids (`request_id`, `user_id`, `session_id`) must not hold control characters.
+  An id is a name people type back (`flowmem delete-user --user alice`); a NUL
+  cannot be passed on a command line at all, and `"alice\\u0000"` was once deleted as
+  `alice`. Message content and role are stored verbatim and keep every character;
+  the query and options are never stored, so control characters there are harmless
+  and stay accepted.
+- A message timestamp below 10^11 is refused: as Unix milliseconds it is before
+  1973-03-03, and in practice it is Unix seconds, which would date every piece of
+  evidence to January 1970. It is refused, never converted: the contract says Unix ms.
+- A Search's query and options are cut to a bounded size (the rest is ignored, never
+  a 422: a long benchmark question still gets evidence for what it asks first);
+  query.py bounds the terms read from what is kept. Together they bound the work of
+  any one search.
 """
 from __future__ import annotations
 
+import datetime
 import math
+import re
 from typing import Any, List, Mapping, NamedTuple, Optional
 
 from .errors import InvalidField
 from .store import NewMessage
 
-# Timestamps outside years 1..9999 cannot be shown as ISO-8601 dates.
-MIN_TIMESTAMP_MS = -62135596800000
+# Unix milliseconds below 10^11 are before 1973-03-03T09:46:40Z. No conversation
+# memory holds evidence that old, while Unix *seconds* of any date from 1973 to 5138
+# fall there: such a value is a client sending seconds, and taking it as
+# milliseconds would date every piece of evidence in January 1970.
+MIN_TIMESTAMP_MS = 10 ** 11
+# Timestamps after year 9999 cannot be shown as ISO-8601 dates.
 MAX_TIMESTAMP_MS = 253402300799999
+
+# Control characters (Unicode category Cc: U+0000-U+001F, U+007F-U+009F) have no
+# place in an id, TAB included: one rule, easy to state, and no id that a terminal,
+# a log or a shell could show or pass differently from what was stored.
+_ID_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+# Search cost bounds (the rest is ignored), measured with `python tools/bench_query_caps.py`;
+# query.py gives the figures for the term caps these feed. The characters bound
+# tokenizing: analyze() takes 0.8 ms on 2,000 characters, 1.5 s on 1 MiB, 12 s on
+# 8 MiB (the body limit). 2,000 characters is 15 times LoCoMo's longest question (131);
+# 16 options of 500 characters (a few sentences each) leave multiple choice whole (the
+# synthetic suite's have at most 5 options of at most 16 characters; LoCoMo has none).
+MAX_QUERY_CHARS = 2000
+MAX_OPTIONS = 16
+MAX_OPTION_CHARS = 500
 
 
 class AddRequest(NamedTuple):
@@ -45,6 +82,16 @@ def _text(value: Any, field: str, blank_ok: bool = False) -> str:
     return value
 
 
+def _id(value: Any, field: str) -> str:
+    """A non-blank string without control characters: names the first one found."""
+    text = _text(value, field)
+    control = _ID_CONTROL.search(text)
+    if control:
+        raise InvalidField(field, "must not contain control characters (U+%04X at position %d)"
+                           % (ord(control.group()), control.start()))
+    return text
+
+
 def _integer(value: Any, field: str) -> int:
     """An integer, or a float with no fractional part (JSON encoders write 5.0 for 5)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -54,6 +101,27 @@ def _integer(value: Any, field: str) -> int:
             raise InvalidField(field, "must be an integer, got %r" % value)
         value = int(value)
     return value
+
+
+def _timestamp(value: Any, field: str) -> int:
+    """Unix milliseconds from 1973-03-03 to the end of year 9999; seconds are named as such."""
+    timestamp = _integer(value, field)
+    if timestamp > MAX_TIMESTAMP_MS:
+        raise InvalidField(field, "must be Unix milliseconds within years 1973 to 9999, got %d" % timestamp)
+    if timestamp >= MIN_TIMESTAMP_MS:
+        return timestamp
+    rule = "must be Unix milliseconds from %d (%s) on" % (MIN_TIMESTAMP_MS, _iso(MIN_TIMESTAMP_MS))
+    if timestamp * 1000 < MIN_TIMESTAMP_MS:
+        # As seconds it would be before 1973 too: there is no milliseconds value to suggest.
+        raise InvalidField(field, "%s, got %d" % (rule, timestamp))
+    raise InvalidField(field, "%s; %d looks like Unix seconds (as milliseconds it is %s): for %s send %d"
+                       % (rule, timestamp, _iso(timestamp), _iso(timestamp * 1000), timestamp * 1000))
+
+
+def _iso(timestamp_ms: int) -> str:
+    """The UTC time of Unix milliseconds, to the second ("2024-06-01T10:00:00Z")."""
+    moment = datetime.datetime(1970, 1, 1) + datetime.timedelta(milliseconds=timestamp_ms)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _json_type(value: Any) -> str:
@@ -74,9 +142,9 @@ def _json_type(value: Any) -> str:
 
 def parse_add(body: Mapping[str, Any]) -> AddRequest:
     """Validate an Add body; raise InvalidField naming the first problem."""
-    request_id = _text(body.get("request_id"), "request_id")
-    user_id = _text(body.get("user_id"), "user_id")
-    session_id = _text(body.get("session_id"), "session_id")
+    request_id = _id(body.get("request_id"), "request_id")
+    user_id = _id(body.get("user_id"), "user_id")
+    session_id = _id(body.get("session_id"), "session_id")
     raw = body.get("messages")
     if raw is None:
         raise InvalidField("messages", "is required")
@@ -95,16 +163,31 @@ def _message(raw: Any, field: str) -> NewMessage:
     content = _text(raw.get("content"), field + ".content")
     timestamp: Optional[int] = None
     if raw.get("timestamp") is not None:
-        timestamp = _integer(raw["timestamp"], field + ".timestamp")
-        if not MIN_TIMESTAMP_MS <= timestamp <= MAX_TIMESTAMP_MS:
-            raise InvalidField(field + ".timestamp", "must be Unix milliseconds within years 1 to 9999")
+        timestamp = _timestamp(raw["timestamp"], field + ".timestamp")
     return NewMessage(role, content, timestamp)
 
 
+def clip(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, at the last whitespace before the cut if
+    there is one (so no word is kept half), else exactly at `limit` (scripts without spaces)."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if text[limit].isspace() or head[-1].isspace():
+        return head
+    # rsplit, not a regular expression: linear whatever the text (no backtracking).
+    words = head.rsplit(None, 1)
+    return words[0] if len(words) == 2 else head
+
+
 def parse_search(body: Mapping[str, Any], top_k_cap: int) -> SearchRequest:
-    """Validate a Search body; `top_k` above `top_k_cap` is clamped, never an error."""
-    query = _text(body.get("query"), "query")
-    user_id = _text(body.get("user_id"), "user_id")
+    """Validate a Search body; `top_k` above `top_k_cap` is clamped, never an error.
+
+    The query is cut to MAX_QUERY_CHARS and the options to the first MAX_OPTIONS,
+    each to MAX_OPTION_CHARS: what lies beyond is ignored, never an error.
+    """
+    query = clip(_text(body.get("query"), "query"), MAX_QUERY_CHARS)
+    user_id = _id(body.get("user_id"), "user_id")
     if body.get("top_k") is None:
         raise InvalidField("top_k", "is required")
     top_k = _integer(body["top_k"], "top_k")
@@ -115,5 +198,7 @@ def parse_search(body: Mapping[str, Any], top_k_cap: int) -> SearchRequest:
     if raw is not None:
         if not isinstance(raw, list):
             raise InvalidField("options", "must be an array of strings, got %s" % _json_type(raw))
+        # Every entry is checked (a malformed one is an error wherever it is); only the first are kept.
         options = [_text(o, "options[%d]" % i, blank_ok=True) for i, o in enumerate(raw)]
+        options = [clip(o, MAX_OPTION_CHARS) for o in options[:MAX_OPTIONS]]
     return SearchRequest(query, user_id, min(top_k, top_k_cap), options)

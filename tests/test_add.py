@@ -73,11 +73,11 @@ class AddValidationTest(MemoryTestCase):
         self.assertIsNone(items["Alice: null stamp"]["created_at"])
 
     def test_unknown_fields_are_ignored_and_ids_echoed_byte_for_byte(self):
-        body = add_body("usér 1 🙂 ", " s\t1", ["Alice: hello"], request_id="  r\"1\\ ")
+        body = add_body("usér 1 🙂 ", " s\u00a01", ["Alice: hello"], request_id="  r\"1\\ ")
         body["metadata"] = {"x": 1}
         body["messages"][0]["extra"] = True
         self.assertEqual(self.memory.add(body), {"success": True, "request_id": "  r\"1\\ ",
-                                                 "user_id": "usér 1 🙂 ", "session_id": " s\t1"})
+                                                 "user_id": "usér 1 🙂 ", "session_id": " s\u00a01"})
 
 
 class IdempotencyTest(MemoryTestCase):

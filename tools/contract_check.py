@@ -331,7 +331,7 @@ def _tricky_ids():
     return {
         "request_id": " req \"q\" \\ é 🙂 %s " % u,   # leading/trailing space, quote, backslash
         "user_id": "usér 1 🙂 %s" % u,
-        "session_id": "sess\t中文 עברית 🙂 %s" % u,   # tab, CJK, RTL
+        "session_id": "sess\u00a0中文 עברית 🙂 %s" % u,   # no-break space, CJK, RTL
     }
 
 
