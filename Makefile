@@ -30,3 +30,13 @@ bench-isolation:
 ENDPOINT ?= http://127.0.0.1:8000
 check-contract:
 	$(PYTHON) tools/contract_check.py --endpoint $(ENDPOINT)
+
+# Soak: 64 keep-alive clients, mixed Add/Search, for SOAK_DURATION seconds (600): errors, p50/p99, server RSS.
+SOAK_DURATION ?= 600
+.PHONY: soak bench-slow-clients
+soak:
+	$(PYTHON) tools/soak.py --duration $(SOAK_DURATION)
+
+# What slow and hostile clients (slowloris, stalled bodies, idle, non-readers) cost a real client.
+bench-slow-clients:
+	$(PYTHON) tools/bench_slow_clients.py
