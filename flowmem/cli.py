@@ -1,8 +1,13 @@
-"""The `flowmem` command: serve, add, search, delete-user, stats.
+"""The `flowmem` command: serve, add, search, delete-user, stats, init, reindex, backup.
 
 Every command only parses arguments, builds a Config and calls the core (Memory or
 the HTTP server). `add` and `search` work directly on a database file, no server
 needed. Errors print one line and exit non-zero; never a traceback.
+
+Only `serve`, `add` and `init` create a database; the others refuse a missing file.
+`search`, `stats` and `backup` open it read-only, so they work on read-only files
+and never change a file a server is using. Index settings given to any command must
+match the database's; `reindex` is the one command that changes them.
 """
 from __future__ import annotations
 
@@ -11,13 +16,14 @@ import json
 import logging
 import sys
 import uuid
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from . import __version__, config as config_module
 from .errors import BadRequest, FlowmemError
 from .http_api import decode_json_object
 from .http_server import serve
-from .memory import Memory
+from .memory import Memory, init, reindex
+from .store import ViewSettings, flag_value
 
 SERVER_ONLY = ("host", "port", "api_key", "api_key_file", "max_body_bytes", "max_inflight", "request_timeout_s",
                "keepalive_timeout_s", "shutdown_timeout_s", "max_connections", "workers", "allowed_hosts",
@@ -33,11 +39,13 @@ def _settings_flags(parser: argparse.ArgumentParser, server: bool) -> None:
         if name == "api_key":
             continue  # a key on the command line would show in `ps`; use the file or FLOWMEM_API_KEY
         default = getattr(defaults, name)
-        kind = type(default) if default is not None else str
-        if kind is bool:
-            kind = config_module.to_bool
-        group.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None, metavar=name.upper(),
-                           help="default: %s" % (default,))
+        if name in ViewSettings._fields:
+            shown = "as the database was built (a new one: %s)" % (flag_value(getattr(ViewSettings(), name)),)
+        else:
+            shown = "%s" % (default,)
+        group.add_argument("--" + name.replace("_", "-"), dest=name, type=config_module.field_type(name), default=None,
+                           metavar=name.upper(), help="default: " + shown)
+
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,8 +85,26 @@ def build_parser() -> argparse.ArgumentParser:
     _settings_flags(p, server=False)
 
     p = commands.add_parser("stats", help="counts for the database or one user",
-                            description="Print counts for the database, or for one user, as JSON.")
+                            description="Print counts for the database, or for one user, as JSON (read-only).")
     p.add_argument("--user", help="user_id to describe")
+    _settings_flags(p, server=False)
+
+    p = commands.add_parser("init", help="create a new database, choosing its index settings",
+                            description="Create a new database file with the index settings given (the others "
+                            "default); refuses if the file exists.")
+    _settings_flags(p, server=False)
+
+    p = commands.add_parser("reindex", help="rebuild the index with other settings (safe while a server runs)",
+                            description="Rebuild a database's index from its stored messages, with the index "
+                            "settings given and the database's own for the rest, in one write transaction; a server "
+                            "on the file waits for it and then reads the new index. Progress goes to stderr.")
+    _settings_flags(p, server=False)
+
+    p = commands.add_parser("backup", help="copy the database consistently while a server keeps serving",
+                            description="Copy the database to one self-contained file (journal mode DELETE) from a "
+                            "single snapshot, check the copy's integrity, then move it into place.")
+    p.add_argument("--to", required=True, help="the copy's path")
+    p.add_argument("--force", action="store_true", help="overwrite the file at --to if there is one")
     _settings_flags(p, server=False)
     return parser
 
@@ -137,6 +163,29 @@ def _print_hits(data: Sequence[Dict[str, Any]]) -> None:
             print("     " + line)
 
 
+def _progress(path: str) -> Callable[[int, int], None]:
+    """A reindex progress report: a line on stderr at each tenth of the messages."""
+    shown = [-1]
+
+    def report(done: int, total: int) -> None:
+        tenth = done * 10 // total if total else 10
+        if tenth > shown[0]:
+            shown[0] = tenth
+            print("flowmem: reindex %s: %d of %d messages re-indexed" % (path, done, total), file=sys.stderr,
+                  flush=True)
+
+    return report
+
+
+def _settings_text(settings: ViewSettings) -> str:
+    return " ".join("%s=%s" % (name, flag_value(value)) for name, value in settings._asdict().items())
+
+
+# How each command opens its database: (read_only, create). serve/init/reindex open their own way.
+OPENING = {"add": (False, True), "search": (True, False), "stats": (True, False), "backup": (True, False),
+           "delete-user": (False, False)}
+
+
 def run(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     flags = {name: getattr(args, name, None) for name in config_module.field_names()}
@@ -145,7 +194,14 @@ def run(argv: Optional[Sequence[str]] = None) -> int:
         logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
         serve(config)
         return 0
-    memory = Memory(config)
+    if args.command == "init":
+        print("created %s (%s)" % (config.db, _settings_text(init(config))))
+        return 0
+    if args.command == "reindex":
+        print("reindexed %s (%s)" % (config.db, _settings_text(reindex(config, _progress(config.db)))))
+        return 0
+    read_only, create = OPENING[args.command]
+    memory = Memory(config, read_only=read_only, create=create)
     try:
         if args.command == "add":
             for body in _add_bodies(args):
@@ -162,6 +218,10 @@ def run(argv: Optional[Sequence[str]] = None) -> int:
             print("deleted user %r" % args.user)
         elif args.command == "stats":
             print(json.dumps(memory.stats(args.user), ensure_ascii=False, indent=2))
+        elif args.command == "backup":
+            copied = memory.backup(args.to, args.force)
+            print("backed up %s to %s (%d users, %d messages, %d bytes; integrity checked)"
+                  % (config.db, copied["path"], copied["users"], copied["messages"], copied["bytes"]))
     finally:
         memory.close()
     return 0

@@ -41,12 +41,15 @@ class Config:
     allowed_hosts: str = ""
     allowed_origins: str = ""
     top_k_cap: int = 100
-    window_size: int = 3
-    segment_max_messages: int = 8
-    segment_max_gap_s: int = 1800
-    stem: bool = True
-    split_speakers: bool = True
-    resolve_times: bool = True
+    # Index settings: fixed per database. None means "as the database was built"; a new database
+    # gets the defaults of store.ViewSettings (the only place they are written). A value given
+    # that differs from the database's is refused, naming the `flowmem reindex` that applies it.
+    window_size: Optional[int] = None
+    segment_max_messages: Optional[int] = None
+    segment_max_gap_s: Optional[int] = None
+    stem: Optional[bool] = None
+    split_speakers: Optional[bool] = None
+    resolve_times: Optional[bool] = None
     date_prefix: bool = True
     time_annotations: bool = True
     bm25_k1: float = 1.2
@@ -112,7 +115,7 @@ class Config:
         positive = ("port", "max_body_bytes", "max_inflight", "top_k_cap", "window_size", "segment_max_messages",
                     "max_connections", "workers")
         for name in positive:
-            if getattr(self, name) < (0 if name == "port" else 1):
+            if getattr(self, name) is not None and getattr(self, name) < (0 if name == "port" else 1):
                 raise ConfigError("%s must be positive, got %r" % (name, getattr(self, name)))
         if self.port > 65535:
             raise ConfigError("port must be at most 65535, got %r" % self.port)
@@ -121,7 +124,7 @@ class Config:
         for name in ("request_timeout_s", "keepalive_timeout_s", "shutdown_timeout_s"):
             if not getattr(self, name) > 0:
                 raise ConfigError("%s must be positive, got %r" % (name, getattr(self, name)))
-        if self.segment_max_gap_s < 0:
+        if self.segment_max_gap_s is not None and self.segment_max_gap_s < 0:
             raise ConfigError("segment_max_gap_s must not be negative")
         if self.view_kind not in ("message", "window", "segment"):
             raise ConfigError("view_kind must be message, window or segment, got %r" % self.view_kind)
@@ -144,8 +147,20 @@ def to_bool(raw: Any) -> bool:
     raise ValueError("not a yes/no value: %r" % raw)
 
 
-def _parse(field: dataclasses.Field, raw: str) -> Any:
+def _kind(field: dataclasses.Field) -> str:
+    """The name of a field's value type: "int" for both `int` and `Optional[int]`."""
     kind = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", "str")
+    return kind[len("Optional["):-1] if kind.startswith("Optional[") else kind
+
+
+def field_type(name: str) -> Any:
+    """What parses the text of setting `name`: int, float, to_bool or str (for CLI flags)."""
+    kind = next(_kind(f) for f in dataclasses.fields(Config) if f.name == name)
+    return {"int": int, "float": float, "bool": to_bool}.get(kind, str)
+
+
+def _parse(field: dataclasses.Field, raw: str) -> Any:
+    kind = _kind(field)
     try:
         if kind == "bool":
             return to_bool(raw)
@@ -167,7 +182,9 @@ def load(flags: Optional[Mapping[str, Any]] = None, environ: Optional[Mapping[st
     for field in dataclasses.fields(Config):
         env_name = ENV_PREFIX + field.name.upper()
         if flags.get(field.name) is not None:
-            values[field.name] = flags[field.name]
+            # Text for a typed setting (tools pass NAME=VALUE pairs) is read as the environment's is.
+            flag = flags[field.name]
+            values[field.name] = _parse(field, flag) if isinstance(flag, str) else flag
         elif environ.get(env_name, "") != "":
             values[field.name] = _parse(field, environ[env_name])
     return Config(**values).validate()

@@ -12,15 +12,23 @@ count and total length itself (`user_stats`), so BM25 never sees other users' da
 Tokens contain only letters, digits, combining marks and a decimal point (see
 tokenize.py); with the `ascii` tokenizer and `_` and `.` as token characters, FTS5
 keeps each prefixed token whole, so the index term is exactly the string built here.
-Nothing a client sends is ever parsed as FTS5 query syntax.
+Nothing a client sends is ever parsed as FTS5 query syntax, and no statement binds
+more than MAX_VARIABLES values: lookups of more terms are split (chunks()), so a
+question of any length stays under SQLite's limit on bound parameters.
 """
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Sequence, Tuple, TypeVar
 
 TABLE = "view_index"
 INSTANCES_TABLE = "view_index_instances"  # one row per occurrence: (term, doc)
 ROWS_TABLE = "view_index_rows"  # one row per term: (term, number of documents)
+
+T = TypeVar("T")
+
+# Bound values per statement. SQLite refuses more than SQLITE_MAX_VARIABLE_NUMBER (999 before
+# 3.32, 32766 after, other values in some builds); lookups of more terms are split.
+MAX_VARIABLES = 500
 
 KIND_LETTERS: Dict[str, str] = {"message": "m", "window": "w", "segment": "s"}
 SPEAKER = "speaker"  # a message's speaker label is indexed apart from its text, as `<user>_p_<token>`
@@ -78,21 +86,42 @@ def optimize_sql() -> str:
     return "INSERT INTO %s(%s) VALUES ('optimize')" % (TABLE, TABLE)
 
 
-def postings_sql(user_key: int, kind: str, tokens: Sequence[str]) -> Tuple[str, List[str]]:
+def chunks(items: Sequence[T], size: int = MAX_VARIABLES) -> Iterator[Sequence[T]]:
+    """`items` in consecutive slices of at most `size` (one SQL statement's bound values each)."""
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _term_lookups(table: str, terms: Iterable[str]) -> List[Tuple[str, List[str]]]:
+    """Statements listing (term, doc) of `table` for `terms`, at most MAX_VARIABLES terms each.
+
+    The terms are sorted and deduplicated first, which is what SQLite does with one
+    `IN (...)` list, so the rows come in the same order as from a single statement.
+    """
+    ordered = sorted(set(terms))
+    return [("SELECT term, doc FROM %s WHERE term IN (%s)" % (table, ",".join("?" * len(chunk))), list(chunk))
+            for chunk in chunks(ordered)]
+
+
+def postings_sql(user_key: int, kind: str, tokens: Sequence[str]) -> List[Tuple[str, List[str]]]:
     """SQL and params listing (term, doc_id) once per occurrence of each token in views of `kind` (or SPEAKER).
 
     Reads the FTS5 index through its fts5vocab `instance` table, which answers a
     `term IN (...)` constraint from the index itself, so the cost is the number of
-    occurrences of these terms for this user and kind.
+    occurrences of these terms for this user and kind. One statement per
+    MAX_VARIABLES tokens: a question may hold any number of words.
     """
-    terms = [term(user_key, kind, t) for t in tokens]
-    return "SELECT term, doc FROM %s WHERE term IN (%s)" % (INSTANCES_TABLE, ",".join("?" * len(terms))), terms
+    return _term_lookups(INSTANCES_TABLE, (term(user_key, kind, t) for t in tokens))
 
 
-def doc_freq_sql(user_key: int, tokens: Sequence[str], kinds: Sequence[str]) -> Tuple[str, List[str]]:
+def doc_freq_sql(user_key: int, tokens: Sequence[str], kinds: Sequence[str]) -> List[Tuple[str, List[str]]]:
     """SQL and params listing (term, number of views holding it) for the tokens in views of `kinds`."""
-    terms = [term(user_key, kind, t) for kind in kinds for t in tokens]
-    return "SELECT term, doc FROM %s WHERE term IN (%s)" % (ROWS_TABLE, ",".join("?" * len(terms))), terms
+    return _term_lookups(ROWS_TABLE, (term(user_key, kind, t) for kind in kinds for t in tokens))
+
+
+def integrity_check_sql() -> str:
+    """FTS5's own check that the index is internally consistent (raises if not)."""
+    return "INSERT INTO %s(%s) VALUES ('integrity-check')" % (TABLE, TABLE)
 
 
 def user_terms_sql(user_key: int) -> Tuple[str, List[str]]:

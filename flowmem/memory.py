@@ -3,29 +3,61 @@
 Memory takes a request body as a dict (decoded JSON) and returns the response body as
 a dict. It knows nothing of HTTP; the HTTP layer, the CLI and the evaluation tools all
 call it, so they all run the same code path.
+
+The index settings of a Config (window_size ... resolve_times) are the ones asked for
+explicitly; None leaves each to the database, and store.py refuses a differing one. A
+new database takes those given when it is created (by init(), or by the first Memory
+on the file); reindex() is the only way to change those of an existing one.
 """
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional
 
 from . import __version__
 from .config import Config
 from .search import make_ranking, search
-from .store import Store, ViewSettings
+from .store import Store, ViewSettings, init_database
 from .validation import parse_add, parse_search
+
+
+def index_settings(config: Config) -> Dict[str, Any]:
+    """The index settings `config` gives explicitly, by name; the others are left to the database."""
+    return {name: getattr(config, name) for name in ViewSettings._fields if getattr(config, name) is not None}
+
+
+def init(config: Config) -> ViewSettings:
+    """Create a new database at `config.db` with its index settings; StoreError if one is there."""
+    return init_database(config.db, index_settings(config), config.synchronous)
+
+
+def reindex(config: Config, progress: Optional[Callable[[int, int], None]] = None) -> ViewSettings:
+    """Rebuild the index of the existing database `config.db`, with the index settings given (the rest kept).
+
+    Safe while a server has the file open (store.Store.reindex). `progress(done, total)`
+    counts messages. Returns the settings the index now has.
+    """
+    store = Store(config.db, synchronous=config.synchronous, create=False, check_index=False)
+    try:
+        return store.reindex(index_settings(config), progress)
+    finally:
+        store.close()
 
 
 class Memory:
     """A flowmem memory on one database file."""
 
-    def __init__(self, config: Config):
-        """Open the database named by `config.db` (created and migrated as needed)."""
+    def __init__(self, config: Config, read_only: bool = False, create: bool = True):
+        """Open the database named by `config.db`, created and migrated as needed.
+
+        `read_only` opens it without writing anything (search, stats, backup work);
+        `create=False` refuses a missing file. Index settings given in `config` that
+        differ from the database's raise StoreError naming the reindex command.
+        """
         self.config = config
-        views = ViewSettings(config.window_size, config.segment_max_messages, config.segment_max_gap_s * 1000,
-                             config.stem, config.split_speakers, config.resolve_times)
-        self.store = Store(config.db, views, synchronous=config.synchronous)
-        self._ranking = make_ranking(config)
+        self.store = Store(config.db, index_settings(config), synchronous=config.synchronous, read_only=read_only,
+                           create=create)
+        self._ranking = make_ranking(config, self.store.settings)
 
     def add(self, body: Mapping[str, Any]) -> Dict[str, Any]:
         """Store an Add body (contract: request_id, user_id, session_id, messages).
@@ -65,6 +97,10 @@ class Memory:
     def stats(self, user_id: Optional[str] = None) -> Dict[str, Any]:
         """Counts for the database, or for one user."""
         return self.store.stats(user_id)
+
+    def backup(self, target: str, force: bool = False) -> Dict[str, Any]:
+        """A consistent, checked, self-contained copy of the database at `target` (store.Store.backup)."""
+        return self.store.backup(target, force)
 
     def close(self) -> None:
         """Close the database cleanly (checkpointing its WAL)."""

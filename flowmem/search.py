@@ -25,7 +25,7 @@ from .fusion import fuse, ranks
 from .query import Query, analyze
 from .candidates import Key, Limits, Pool, build
 from .selection import Pick, select
-from .store import Reader, Store, message_id, view_id
+from .store import Reader, Store, ViewSettings, message_id, view_id
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
@@ -50,8 +50,8 @@ class Ranking(NamedTuple):
     view_kind: str
     message_share: float
     state_update_window: int
-    stem: bool  # questions are stemmed as the index is
-    resolve_times: bool  # questions' dates become date tokens as the index's do
+    stem: bool  # questions are stemmed as the index is (search() takes it from the snapshot it reads)
+    resolve_times: bool  # questions' dates become date tokens as the index's do (likewise)
     date_prefix: bool  # output: each item's lines start with their day, "[2023-05-08] "
     time_annotations: bool  # output: resolved relative times follow the text, "(yesterday = 2023-05-07)"
 
@@ -59,13 +59,18 @@ class Ranking(NamedTuple):
         return dict(self.weights).get(name, 0.0)
 
 
-def make_ranking(config: Any = None) -> Ranking:
-    """The Ranking a Config describes (the default Config if none)."""
+def make_ranking(config: Any = None, index: Optional[ViewSettings] = None) -> Ranking:
+    """The Ranking a Config describes (the default Config if none) for an index with `index`'s settings.
+
+    `stem` and `resolve_times` are the index's, never the Config's: a question must be
+    read as the messages were (default: a new database's settings).
+    """
     config = config or Config()
+    index = index or ViewSettings()
     return Ranking(config.bm25_k1, config.bm25_b, config.rrf_k, config.weights(), config.adjacency_top,
                    config.candidate_pool, config.context_pool, config.head_size, config.feedback_docs,
                    config.feedback_terms, config.postings_budget, config.tail_weights(), config.view_kind, config.message_share,
-                   config.state_update_window, config.stem, config.resolve_times, config.date_prefix,
+                   config.state_update_window, index.stem, index.resolve_times, config.date_prefix,
                    config.time_annotations)
 
 
@@ -204,14 +209,19 @@ def picks(pool: Pool, order: Sequence[Key], scores: Mapping[Key, float], ranking
 
 def search(store: Store, user_id: str, question: str, top_k: int, options: Sequence[str] = (),
            ranking: Optional[Ranking] = None) -> List[Dict[str, Any]]:
-    """The `top_k` best evidence items of `user_id`'s memory for `question` (default ranking: Config's)."""
+    """The `top_k` best evidence items of `user_id`'s memory for `question` (default ranking: Config's).
+
+    The question is read with the index settings of the snapshot searched, not those
+    the ranking was made with: another process may have rebuilt the index since.
+    """
     ranking = ranking or make_ranking()
     if top_k <= 0:
         return []
-    query = analyze(question, options, ranking.stem, ranking.resolve_times)
-    if not query.terms:
-        return []
     with store.reading() as reader:
+        ranking = ranking._replace(stem=reader.settings.stem, resolve_times=reader.settings.resolve_times)
+        query = analyze(question, options, ranking.stem, ranking.resolve_times)
+        if not query.terms:
+            return []
         user_key = reader.user_key(user_id)
         if user_key is None:
             return []

@@ -1,8 +1,10 @@
-"""Shared test fixtures: a Memory on a temporary database, and message builders."""
+"""Shared test fixtures: a Memory on a temporary database, message builders, the CLI as a child process."""
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import unittest
 from typing import Any, Dict, List, Optional
@@ -59,3 +61,26 @@ class MemoryTestCase(unittest.TestCase):
 
     def search(self, query: str, user: str = "u1", top_k: int = 10, memory: Optional[Memory] = None) -> List[Dict[str, Any]]:
         return (memory or self.memory).search({"query": query, "user_id": user, "top_k": top_k})["data"]
+
+
+class CliMixin:
+    """Runs `python -m flowmem ...` in a child process, as a user would, from `self.cli_dir`."""
+
+    cli_dir: str
+
+    def run_cli(self, *args: str, stdin: Optional[str] = None,
+                env: Optional[Dict[str, str]] = None) -> "subprocess.CompletedProcess[str]":
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("FLOWMEM_")}
+        environ.update(env or {}, PYTHONPATH=root)
+        return subprocess.run([sys.executable, "-m", "flowmem"] + list(args), input=stdin, capture_output=True,
+                              text=True, env=environ, cwd=self.cli_dir, timeout=120)
+
+    def assert_one_line_error(self, result: "subprocess.CompletedProcess[str]", *words: str) -> None:
+        test: Any = self
+        test.assertNotEqual(result.returncode, 0)
+        test.assertNotIn("Traceback", result.stderr)
+        lines = result.stderr.strip().splitlines()
+        test.assertEqual(len(lines), 1, result.stderr)
+        for w in words:
+            test.assertIn(w, lines[0])

@@ -1,37 +1,21 @@
 """The `flowmem` command, run as a user would: `python -m flowmem ...` in a child process."""
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import unittest
 
-from tests.helpers import add_body
-from tests.server import ROOT
+from tests.helpers import CliMixin, add_body
 
 
-class CliTest(unittest.TestCase):
+class CliTest(CliMixin, unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="flowmem-cli-")
         self.addCleanup(self.tmp.cleanup)
+        self.cli_dir = self.tmp.name
         self.db = os.path.join(self.tmp.name, "cli.db")
 
-    def run_cli(self, *args, stdin=None, env=None):
-        environ = {k: v for k, v in os.environ.items() if not k.startswith("FLOWMEM_")}
-        environ.update(env or {}, PYTHONPATH=ROOT)
-        return subprocess.run([sys.executable, "-m", "flowmem"] + list(args), input=stdin, capture_output=True,
-                              text=True, env=environ, cwd=self.tmp.name, timeout=60)
-
-    def assert_one_line_error(self, result, *words):
-        self.assertNotEqual(result.returncode, 0)
-        self.assertNotIn("Traceback", result.stderr)
-        lines = result.stderr.strip().splitlines()
-        self.assertEqual(len(lines), 1, result.stderr)
-        for w in words:
-            self.assertIn(w, lines[0])
-
     def test_every_command_has_help(self):
-        for command in ("serve", "add", "search", "delete-user", "stats"):
+        for command in ("serve", "add", "search", "delete-user", "stats", "init", "reindex", "backup"):
             with self.subTest(command=command):
                 result = self.run_cli(command, "--help")
                 self.assertEqual(result.returncode, 0)

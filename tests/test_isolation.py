@@ -58,7 +58,7 @@ class IsolationTest(MemoryTestCase):
         terms = query_terms("Lisbon trams pottery bowls Beth pastries city")
         with store.reading() as reader:
             key = reader.user_key("ann")
-            _, params = fts.postings_sql(key, "message", terms)
+            params = [term for _, chunk in fts.postings_sql(key, "message", terms) for term in chunk]
             postings = reader.postings(key, "message", terms)
             own = {row[0] for row in reader.conn.execute(
                 "SELECT v.doc_id FROM views v JOIN sessions s ON s.session_key = v.session_key WHERE s.user_key = ?",

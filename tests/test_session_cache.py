@@ -45,6 +45,20 @@ class SessionCacheTest(unittest.TestCase):
         cache.get(2, 4, loads[2])
         self.assertEqual((loads[1].calls, loads[2].calls), (1, 2))
 
+    def test_after_a_clear_nothing_read_from_an_older_snapshot_is_kept(self):
+        cache = SessionCache(100)
+        cache.get(1, 3, Loader(3), generation=0)
+        cache.clear(1)  # the index changed: a rebuild, a deleted user
+        self.assertNotIn(1, cache)
+        stale = Loader(3)
+        cache.get(2, 3, stale, generation=0)  # a search that began before the change
+        cache.get(2, 3, stale, generation=0)
+        self.assertEqual((stale.calls, len(cache)), (2, 0))
+        fresh = Loader(3)
+        cache.get(2, 3, fresh, generation=1)
+        cache.get(2, 3, fresh, generation=1)
+        self.assertEqual((fresh.calls, len(cache)), (1, 1))
+
     def test_a_session_larger_than_the_bound_is_served_but_not_kept(self):
         cache, load = SessionCache(2), Loader(3)
         cache.get(1, 3, load)

@@ -6,6 +6,7 @@ from unittest import mock
 
 from flowmem import store as store_module
 from flowmem.errors import StoreError
+from flowmem.stem import stem
 from flowmem.store import SCHEMA_VERSION, Store
 
 from tests.helpers import T0, MemoryTestCase, add_body, message
@@ -160,6 +161,29 @@ class DeleteUserTest(MemoryTestCase):
     def test_deleting_an_unknown_user_reports_it(self):
         self.assertFalse(self.memory.delete_user("nobody"))
 
+    def add_gone_and_kept(self):
+        self.memory.add(add_body("gone", "s1", ["Zed: my zanzibarian flamingo", "Amy: nice", "Zed: yes"]))
+        self.memory.add(add_body("kept", "s1", ["Kim: my quokka photo"]))
+        self.assertTrue(self.search("zanzibarian flamingo", "gone"))  # gone's session is now in memory
+        self.assertTrue(self.search("quokka", "kept"))
+        return [r[0] for r in self.memory.store._writer.execute(
+            "SELECT session_key FROM sessions s JOIN users u USING (user_key) WHERE u.user_id = 'gone'")]
+
+    def test_a_search_right_after_deletion_cannot_see_cached_content(self):
+        self.add_gone_and_kept()
+        self.assertTrue(self.memory.delete_user("gone"))
+        self.assertEqual(len(self.memory.store._cache), 0)
+        self.assertEqual(stem.cache_info().currsize, 0)  # not even the words it said, as stems
+        self.assertEqual(self.search("zanzibarian flamingo", "gone"), [])
+        self.assertFalse(self._file_contains(b"zanzibarian"))  # at once, in the file and its WAL
+        self.assertEqual(self.search("quokka", "kept")[0]["content"], "Kim: my quokka photo")
+
+    def test_a_deletion_by_another_process_empties_this_processs_cache(self):
+        sessions = self.add_gone_and_kept()
+        self.open_memory().delete_user("gone")  # a second Memory stands for `flowmem delete-user` beside a server
+        self.assertEqual(self.search("quokka", "kept")[0]["content"], "Kim: my quokka photo")
+        self.assertFalse([key for key in sessions if key in self.memory.store._cache])
+
     def _file_contains(self, needle: bytes) -> bool:
         data = b""
         for suffix in ("", "-wal"):
@@ -171,3 +195,23 @@ class DeleteUserTest(MemoryTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ManyTermsTest(MemoryTestCase):
+    def test_lookups_of_more_terms_than_sqlite_takes_bound_values_give_the_same_results(self):
+        self.memory.add(add_body("u1", "s1", ["Alice: the blue kite", "Bob: a red kite", "Alice: blue sky"]))
+        real = ["blue", "kite", "red", "sky"]
+        with self.memory.store.reading() as reader:
+            if hasattr(reader.conn, "setlimit"):  # Python 3.11+: make the limit small, the test fast
+                reader.conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
+                many = 2_500
+            else:  # above SQLite's default limit (32,766) and the larger ones some builds use
+                many = 250_001
+            noise = ["zq%d" % i for i in range(many)]
+            key = reader.user_key("u1")
+            expected = reader.postings(key, "message", real), reader.doc_freqs(key, real)
+            self.assertTrue(expected[0])
+            got = reader.postings(key, "message", noise + real), reader.doc_freqs(key, noise + real)
+            self.assertEqual(len(reader.views(list(range(1, many)))),
+                             reader.conn.execute("SELECT count(*) FROM views").fetchone()[0])
+        self.assertEqual(got, expected)

@@ -130,7 +130,7 @@ class TurnMap:
         self.by_message_id: Dict[str, str] = {}
         self.by_text: Dict[str, str] = {}
         for session in conversation.sessions:
-            tag = session_tag(session.session_id)
+            tag = session_tag(conversation.user_id, session.session_id)
             for position, turn in enumerate(session.turns, 1):
                 self.by_message_id[message_id(tag, position)] = turn.turn_id
                 self.by_text.setdefault(turn.content, turn.turn_id)

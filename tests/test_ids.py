@@ -1,0 +1,74 @@
+"""Message, view and item ids: unique across the whole database, stable across restarts and rebuilds."""
+import hashlib
+import sqlite3
+import unittest
+from unittest import mock
+
+from flowmem import store as store_module
+from flowmem.store import MIGRATIONS, SCHEMA_VERSION, session_tag
+
+from tests.helpers import MemoryTestCase, add_body
+
+
+class IdsTest(MemoryTestCase):
+    def ids(self, user, query="pottery bowl", memory=None):
+        return sorted((i["id"], tuple(i["source_message_ids"]))
+                      for i in self.search(query, user, 20, memory=memory))
+
+    def test_two_users_with_the_same_session_id_get_different_ids_that_survive_restarts_and_rebuilds(self):
+        for user in ("alice", "bob"):
+            self.memory.add(add_body(user, "2023-05-08", ["Dana: a pottery bowl", "Priya: blue?", "Dana: yes, blue",
+                                                          "Priya: nice bowl"], request_id="r"))
+        alice, bob = self.ids("alice"), self.ids("bob")
+        self.assertTrue(alice)
+        self.assertFalse({i for i, _ in alice} & {i for i, _ in bob})
+        self.memory.close()
+        reopened = self.open_memory()
+        self.assertEqual((self.ids("alice", memory=reopened), self.ids("bob", memory=reopened)), (alice, bob))
+        reopened.store.reindex({"window_size": 2})
+        reopened.store.reindex({"window_size": 3})
+        self.assertEqual((self.ids("alice", memory=reopened), self.ids("bob", memory=reopened)), (alice, bob))
+
+    def test_the_tag_is_derived_from_user_and_session_as_documented(self):
+        # The README tour's ids: user "alice", session "2023-05-08".
+        self.assertEqual(session_tag("alice", "2023-05-08"), "db9ee74dec25058d")
+        self.memory.add(add_body("alice", "2023-05-08", ["Dana: I went to a pottery workshop yesterday"]))
+        self.assertEqual(self.search("pottery", "alice")[0]["id"], "m-db9ee74dec25058d-1")
+        # No separator can make two pairs meet: the pair is encoded as a JSON array.
+        self.assertNotEqual(session_tag("a", "b-c"), session_tag("a-b", "c"))
+        self.assertNotEqual(session_tag("a\x00", "b"), session_tag("a", "\x00b"))
+
+    def test_a_taken_tag_gives_way_to_the_next_candidate(self):
+        def colliding(user_id, session_id, attempt=0):
+            return "same-%d" % attempt
+
+        with mock.patch.object(store_module, "session_tag", colliding):
+            self.memory.add(add_body("alice", "s", ["Dana: first"], request_id="a"))
+            self.memory.add(add_body("bob", "t", ["Dana: second"], request_id="b"))
+        self.assertEqual(self.search("first", "alice")[0]["id"], "m-same-0-1")
+        self.assertEqual(self.search("second", "bob")[0]["id"], "m-same-1-1")
+
+    def test_a_schema_1_database_gets_unique_tags_and_keeps_its_messages(self):
+        path = self.db_path("v1.db")
+        with mock.patch.object(store_module, "MIGRATIONS", MIGRATIONS[:1]), \
+                mock.patch.object(store_module, "SCHEMA_VERSION", 1):
+            old = self.open_memory("v1.db")
+            for user in ("alice", "bob"):
+                old.add(add_body(user, "2023-05-08", ["Dana: the pottery bowl of %s" % user], request_id="r"))
+            old.close()
+        conn = sqlite3.connect(path)
+        # What flowmem wrote before schema 2: sha256(session_id), the same for both users.
+        conn.execute("UPDATE sessions SET tag = ?", (hashlib.sha256(b"2023-05-08").hexdigest()[:16],))
+        conn.commit()
+        conn.close()
+        memory = self.open_memory("v1.db")
+        self.assertEqual(memory.store.schema_version(), SCHEMA_VERSION)
+        ids = {user: self.search("pottery", user, memory=memory)[0]["id"] for user in ("alice", "bob")}
+        self.assertEqual(ids, {user: "m-%s-1" % session_tag(user, "2023-05-08") for user in ("alice", "bob")})
+        with self.assertRaises(sqlite3.IntegrityError):  # unique from now on
+            memory.store._writer.execute("UPDATE sessions SET tag = 'x'")
+        self.assertEqual(memory.stats()["messages"], 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
