@@ -55,7 +55,8 @@ class Memory:
         differ from the database's raise StoreError naming the reindex command.
         """
         self.config = config
-        self.store = Store(config.db, index_settings(config), synchronous=config.synchronous, read_only=read_only,
+        self.store = Store(config.db, index_settings(config), synchronous=config.synchronous,
+                           cache_messages=config.cache_messages, read_only=read_only,
                            create=create)
         self._ranking = make_ranking(config, self.store.settings)
 
