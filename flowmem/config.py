@@ -29,13 +29,17 @@ class Config:
     # Connections (http_server.py). A request must arrive whole within request_timeout_s of its
     # first byte (a new connection: of connecting); an idle keep-alive connection is closed after
     # keepalive_timeout_s; at most max_connections are open (the oldest unfinished one gives way);
-    # requests run on `workers` threads; SIGTERM lets received requests finish for up to
-    # shutdown_timeout_s.
+    # requests run on `workers` threads (a quarter of them, at least one, for writes); SIGTERM lets
+    # received requests finish for up to shutdown_timeout_s. 8 workers: in 40 s soaks of 64 clients
+    # (`python tools/soak.py --duration 40 --preload 300 --serve-arg=--workers=N`), throughput was
+    # flat from 4 to 16 workers (77-97 requests/s over runs; runs of one setting differ by ~10%)
+    # and lower at 32 and 64 (78, 77: more threads contend for the GIL); 8 leaves searches 6
+    # workers while 2 writes wait for the database's write lock.
     request_timeout_s: float = 10.0
     keepalive_timeout_s: float = 30.0
     shutdown_timeout_s: float = 10.0
     max_connections: int = 1024
-    workers: int = 16
+    workers: int = 8
     # Browsers (http_api.py): Host names answered besides the loopback ones (comma-separated; on a
     # public address, empty means any), and web page origins allowed to call flowmem (none by default).
     allowed_hosts: str = ""

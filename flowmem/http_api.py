@@ -28,6 +28,15 @@ ROUTES: Dict[str, Tuple[str, str, bool]] = {
 }
 
 
+WRITE_ACTIONS = frozenset({"add"})
+
+
+def writes(method: str, path: str) -> bool:
+    """Whether this request would write to the database (and so wait for its write lock)."""
+    route = ROUTES.get(path.split("?", 1)[0].rstrip("/") or "/")
+    return route is not None and method == route[0] and route[1] in WRITE_ACTIONS
+
+
 class Response(NamedTuple):
     status: int
     headers: List[Tuple[str, str]]

@@ -14,7 +14,10 @@ liked: 1,000 such clients held 1,000 threads, and 520 held every slot. Here:
   socket and a buffer, never a thread.
 - Only whole requests go to the `workers` threads, which run the http.server
   handler (`Handler`) over the request's bytes and App's policy; only whole requests
-  count against `max_inflight` (more get 429).
+  count against `max_inflight` (more get 429). A quarter of the workers take the
+  writes (Adds), the rest everything else: writes queue for the database's single
+  write lock, and in one shared pool a long write (a delete-user, a reindex by
+  another process) would leave every worker waiting on that lock and searches none.
 - A worker sends its response itself when the socket takes it at once (the usual
   case); what does not fit goes back to the loop, which writes it as the client
   reads, within the request timeout. After a response that closes the connection,
@@ -45,7 +48,7 @@ from typing import Any, Callable, Deque, Dict, List, Optional, Set, Tuple
 from . import __version__
 from .config import Config
 from .errors import FlowmemError, Overloaded, RequestTimeout, Unavailable
-from .http_api import App, Response, error_response, json_response
+from .http_api import App, Response, error_response, json_response, writes
 from .http_framing import Request, RequestFramer
 from .http_guard import is_loopback
 from .memory import Memory
@@ -163,14 +166,20 @@ class Server:
         self.selector.register(self.listener, selectors.EVENT_READ, "accept")
         self.selector.register(self._wake_r, selectors.EVENT_READ, "wake")
         self.connections: Set[Connection] = set()
-        self.jobs: "queue.Queue[Optional[Tuple[Connection, Request, float]]]" = queue.Queue()
+        # Writes wait for the database's one write lock; in a lane of their own they never
+        # hold every worker while searches wait (during a long delete-user or reindex, say).
+        self.lanes: Dict[bool, "queue.Queue[Optional[Tuple[Connection, Request, float]]]"] = {
+            True: queue.Queue(), False: queue.Queue()}
         self.done: Deque[Tuple[Connection, bytes, bool]] = collections.deque()
         self.inflight = 0
         self.buffered = 0  # bytes beyond SMALL_BUFFER held by all connections
         self.stopping = False
         self._stop_by: Optional[float] = None
-        self._workers = [threading.Thread(target=self._work, name="flowmem-worker-%d" % i, daemon=True)
-                         for i in range(config.workers)]
+        writers = max(1, config.workers // 4)
+        self._workers = [threading.Thread(target=self._work, args=(self.lanes[i < writers],),
+                                          name="flowmem-%s-%d" % ("writer" if i < writers else "worker", i),
+                                          daemon=True)
+                         for i in range(max(2, config.workers))]
 
     # -- the loop ------------------------------------------------------------------
 
@@ -302,7 +311,7 @@ class Server:
         conn.deadline = float("inf")
         self._watch(conn, 0)
         self.inflight += 1
-        self.jobs.put((conn, request, time.perf_counter()))
+        self.lanes[is_write(request.head)].put((conn, request, time.perf_counter()))
 
     def _send_now(self, conn: Connection, data: bytes) -> None:
         try:
@@ -312,9 +321,9 @@ class Server:
 
     # -- answering -----------------------------------------------------------------
 
-    def _work(self) -> None:
+    def _work(self, jobs: "queue.Queue[Optional[Tuple[Connection, Request, float]]]") -> None:
         while True:
-            job = self.jobs.get()
+            job = jobs.get()
             if job is None:
                 return
             conn, request, received = job
@@ -459,8 +468,9 @@ class Server:
     def _close_all(self) -> None:
         for conn in list(self.connections):
             self._close(conn)
-        for _ in self._workers:
-            self.jobs.put(None)
+        for lane in self.lanes.values():
+            for _ in self._workers:
+                lane.put(None)
         for worker in self._workers:
             if worker.is_alive():
                 worker.join(max(0.0, (self._stop_by or time.monotonic()) - time.monotonic()) + 1.0)
@@ -469,6 +479,14 @@ class Server:
         self.selector.close()
         self._wake_r.close()
         self._wake_w.close()
+
+
+def is_write(head: bytes) -> bool:
+    """Whether a request (its head) writes to the database: its worker may wait for the write lock."""
+    words = head.split(b"\n", 1)[0].split()
+    if len(words) < 2:
+        return False
+    return writes(words[0].decode("latin-1"), words[1].decode("latin-1"))
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -118,6 +118,32 @@ class StalledClientsTest(InProcessServerTest):
         self.assertIn(b'"status":"ok"', statuses[1][2])
 
 
+class WriteLaneTest(InProcessServerTest):
+    server_settings = {"workers": 8}
+
+    def test_searches_are_answered_while_every_write_waits_for_the_write_lock(self):
+        release = threading.Event()
+        original = self.memory.add
+
+        def blocked_add(body):  # as an Add waits while a delete-user or reindex holds the write lock
+            release.wait(20)
+            return original(body)
+
+        self.memory.add = blocked_add
+        self.addCleanup(release.set)
+        writers = []
+        for i in range(20):
+            sock = self.connect()
+            sock.sendall(request_bytes("/add", json.dumps(add_body("u1", "s%d" % i, ["Alice: waits"])).encode()))
+            writers.append(sock)
+        time.sleep(0.3)
+        started = time.monotonic()
+        self.assertEqual(self.real_search()[0], 200)
+        self.assertLess(time.monotonic() - started, 2)
+        release.set()
+        self.assertEqual([read_response(sock)[0] for sock in writers], [200] * 20)
+
+
 class TimeoutTest(InProcessServerTest):
     server_settings = {"request_timeout_s": 0.5, "keepalive_timeout_s": 0.8}
 
