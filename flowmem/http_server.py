@@ -43,7 +43,7 @@ import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Callable, Deque, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Deque, Dict, Optional, Set, Tuple
 
 from . import __version__
 from .config import Config

@@ -17,12 +17,13 @@ import subprocess
 import sys
 import time
 
-sys.path[:0] = [os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.path.dirname(os.path.abspath(__file__))]
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO_ROOT not in sys.path:
+    sys.path.insert(0, REPO_ROOT)
 
-import bench  # noqa: E402
-import bench_isolation as iso  # noqa: E402
 from flowmem.config import load  # noqa: E402
 from flowmem.memory import Memory  # noqa: E402
+from tools import bench, bench_isolation as iso  # noqa: E402
 
 SEED, VOCABULARY, QUERIES = 7, 5000, 200
 

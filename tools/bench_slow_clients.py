@@ -78,7 +78,7 @@ if REPO_ROOT not in sys.path:
     sys.path.insert(0, REPO_ROOT)
 
 from tools.soak import (ADD_SIZE, Conversations, KeepAliveClient, Outcome, ServerProcess,  # noqa: E402
-                        auth_headers, check_add, check_search, command_line, fmt, json_safe, log, machine,
+                        auth_headers, check_add, check_search, command_line, finish, fmt, log, machine,
                         markdown, mib, percentile, proc_cpu_s, proc_open_files_limit, proc_status, summary,
                         wait_healthy)
 
@@ -905,15 +905,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if not ph["server_alive"]:
                 check.append("%s: the server exited" % ph["key"])
     figures["check"] = check
-    print(report(figures))
-    if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(json_safe(figures), f, indent=2, sort_keys=True)
-    if args.keep:
-        log("[slow] kept %s" % workdir)
-    else:
-        shutil.rmtree(workdir, ignore_errors=True)
+    finish(report(figures), figures, args.json, workdir, args.keep, "slow")
     return 1 if check else 0
 
 

@@ -52,14 +52,12 @@ import http.client
 import json
 import math
 import os
-import platform
 import random
 import re
 import select
 import shlex
 import shutil
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -67,6 +65,13 @@ import threading
 import time
 import urllib.parse
 from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO_ROOT not in sys.path:
+    sys.path.insert(0, REPO_ROOT)
+
+from tools.bench import fmt, markdown  # noqa: E402
+from tools.bench_isolation import machine, percentile, summary  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -88,53 +93,9 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def percentile(values: Sequence[float], p: float) -> float:
-    """The p-th percentile (0-100), linear between closest ranks; NaN for no values."""
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    pos = (len(ordered) - 1) * p / 100.0
-    lo = int(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
-
-
-def summary(samples_ms: Sequence[float]) -> Dict[str, float]:
-    """n, p50, p95, p99, max and mean of latencies in ms."""
-    return {
-        "n": len(samples_ms),
-        "p50_ms": percentile(samples_ms, 50),
-        "p95_ms": percentile(samples_ms, 95),
-        "p99_ms": percentile(samples_ms, 99),
-        "max_ms": max(samples_ms) if samples_ms else float("nan"),
-        "mean_ms": sum(samples_ms) / len(samples_ms) if samples_ms else float("nan"),
-    }
-
-
-def markdown(rows: Sequence[Sequence[Any]]) -> str:
-    """A Markdown table: first row the header, first column left-aligned, the rest right."""
-    align = ["---"] + ["---:"] * (len(rows[0]) - 1)
-    lines = [rows[0], align] + list(rows[1:])
-    return "\n".join("| %s |" % " | ".join(str(c) for c in line) for line in lines)
-
-
-def fmt(value: Optional[float], spec: str = "%.2f") -> str:
-    """A number for a table cell; "-" when there is none."""
-    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else spec % value
-
-
 def mib(kib: Optional[int]) -> str:
     """KiB as MiB with one decimal, for a table cell."""
     return fmt(None if kib is None else kib / 1024.0, "%.1f")
-
-
-def machine() -> Dict[str, Any]:
-    return {
-        "cpu_count": os.cpu_count(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "sqlite": sqlite3.sqlite_version,
-    }
 
 
 def command_line() -> str:
@@ -1253,16 +1214,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     figures["failures"] = failures
     figures["passed"] = not failures
 
-    print(report(figures))
-    if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w", encoding="utf-8") as f:
+    finish(report(figures), figures, args.out, workdir, args.keep, "soak")
+    return 0 if figures["passed"] else 1
+
+
+def finish(text: str, figures: Dict[str, Any], out: Optional[str], workdir: str, keep: bool, tool: str) -> None:
+    """Print the report, write the figures as JSON to `out` if given, and remove `workdir` unless kept."""
+    print(text)
+    if out:
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        with open(out, "w", encoding="utf-8") as f:
             json.dump(json_safe(figures), f, indent=2, sort_keys=True)
-    if args.keep:
-        log("[soak] kept %s" % workdir)
+    if keep:
+        log("[%s] kept %s" % (tool, workdir))
     else:
         shutil.rmtree(workdir, ignore_errors=True)
-    return 0 if figures["passed"] else 1
 
 
 if __name__ == "__main__":
