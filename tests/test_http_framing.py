@@ -90,6 +90,13 @@ class FramingTest(unittest.TestCase):
                 with self.assertRaises(BadRequest):
                     frame(HEAD + headers + b"\r\nhello")
 
+    def test_a_bare_cr_or_nul_in_the_head_is_400_so_no_header_can_hide_behind_it(self):
+        for head in (HEAD + b"X-A: a\rb\r\nOrigin: https://evil.example\r\n", HEAD + b"X-A: a\x00\r\n",
+                     b"POST /add\rx HTTP/1.1\r\nHost: 127.0.0.1\r\n"):
+            with self.subTest(head=head):
+                with self.assertRaises(BadRequest):
+                    frame(head + b"Content-Length: 2\r\n\r\n{}")
+
     def test_heads_over_the_limit_are_431_even_before_they_end(self):
         with self.assertRaises(HeadersTooLarge):
             frame(HEAD + b"X-Big: " + b"a" * MAX_HEAD_BYTES)
