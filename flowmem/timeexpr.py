@@ -238,8 +238,15 @@ ABSOLUTE: List[Tuple[re.Pattern, Callable[[re.Match, Optional[Date]], Optional[T
 ]
 
 
+# At most this many date expressions are resolved in one text (patterns in the order they
+# are tried): a conversation turn names a handful, and a message that repeats "3 days ago"
+# 60,000 times once took minutes to add (each match is checked against those taken).
+MAX_RESOLUTIONS = 32
+
+
 def resolve(text: str, anchor: Optional[Date]) -> List[Resolution]:
-    """Every date expression in `text`, in text order; relative ones only when `anchor` is known.
+    """Date expressions in `text` (at most MAX_RESOLUTIONS), in text order; relative ones only
+    when `anchor` is known.
 
     Patterns are tried most specific first, and a stretch of text belongs to one
     expression at most ("the day before yesterday" is not also "yesterday").
@@ -249,9 +256,14 @@ def resolve(text: str, anchor: Optional[Date]) -> List[Resolution]:
 
     def claim(pattern: re.Pattern, handler, relative: bool) -> None:
         for m in pattern.finditer(text):
+            if len(found) >= MAX_RESOLUTIONS:
+                return
             if any(m.start() < end and start < m.end() for start, end in taken):
                 continue
-            span = handler(m, anchor)
+            try:
+                span = handler(m, anchor)
+            except (OverflowError, ValueError):
+                span = None  # a date past year 9999 or before year 1: nothing to resolve to
             if span is None:
                 continue
             taken.append((m.start(), m.end()))
@@ -324,10 +336,10 @@ def tokens(start: Date, end: Date) -> List[str]:
     digits only, so they pass through tokenize.py and fts.py untouched.
     """
     out = ["d%04d%02d%02d" % (start.year, start.month, start.day)] if start == end else []
-    month = Date(start.year, start.month, 1)
-    while month <= end and len(out) < 40:
-        out.append("m%04d%02d" % (month.year, month.month))
-        month = _month(month, 1)[0]
+    year, month = start.year, start.month
+    while (year, month) <= (end.year, end.month) and len(out) < 40:
+        out.append("m%04d%02d" % (year, month))
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
     out.extend("y%04d" % y for y in range(start.year, min(end.year, start.year + 20) + 1))
     return out
 

@@ -85,5 +85,20 @@ class OutputTest(unittest.TestCase):
         self.assertIsNone(day_of(None))
 
 
+class BoundsTest(unittest.TestCase):
+    def test_a_text_repeating_an_expression_resolves_a_bounded_number_quickly(self):
+        import time
+        started = time.monotonic()
+        found = resolve("3 days ago " * 60_000, datetime.date(2023, 5, 8))
+        self.assertLess(time.monotonic() - started, 5)
+        self.assertEqual(len(found), 32)
+
+    def test_dates_at_the_end_of_year_9999_resolve_or_are_left_without_an_error(self):
+        last = datetime.date(9999, 12, 31)
+        self.assertEqual([(r.start, r.end) for r in resolve("see you on 9999-12-31", None)], [(last, last)])
+        self.assertEqual(tokens(datetime.date(9999, 12, 1), last), ["m999912", "y9999"])
+        self.assertEqual(resolve("next year, next month, tomorrow", last), [])
+
+
 if __name__ == "__main__":
     unittest.main()
