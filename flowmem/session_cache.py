@@ -28,10 +28,15 @@ class SessionData(NamedTuple):
     views: tuple  # the session's windows and segments (store.ViewRow)
     doc_freqs: Dict[str, int]  # token -> how many of the session's messages hold it
     rows: Dict[int, tuple]  # position -> the stored message (store.MessageRow): what results show
+    cost: int = 0  # what it counts against the bound: its messages, a long one as several (store.py)
+
+    def weight(self) -> int:
+        return self.cost or len(self.messages)
 
 
 class SessionCache:
-    """A thread-safe LRU of SessionData by session key, holding at most `max_messages` messages."""
+    """A thread-safe LRU of SessionData by session key, holding at most `max_messages` messages
+    (SessionData.weight: a long message counts as several, so the bound is one of memory too)."""
 
     def __init__(self, max_messages: int):
         self.max_messages = max_messages
@@ -58,13 +63,13 @@ class SessionCache:
                 return entry
             old = self._entries.pop(session_key, None)
             if old is not None:
-                self._held -= len(old.messages)
-            if len(entry.messages) <= self.max_messages:
+                self._held -= old.weight()
+            if entry.weight() <= self.max_messages:
                 self._entries[session_key] = entry
-                self._held += len(entry.messages)
+                self._held += entry.weight()
             while self._held > self.max_messages:
                 _, evicted = self._entries.popitem(last=False)
-                self._held -= len(evicted.messages)
+                self._held -= evicted.weight()
         return entry
 
     def clear(self, generation: int) -> None:

@@ -254,14 +254,32 @@ class Derived(NamedTuple):
     times: str  # JSON list of [expression, first day, last day, relative?]
 
 
+# What of a message is indexed and shown: its first MAX_MESSAGE_CHARS characters (it is stored
+# whole). Conversation turns are far shorter (LoCoMo's longest: 450 characters); a message of
+# megabytes once took minutes to index and made one search hold over a gigabyte.
+MAX_MESSAGE_CHARS = 32_000
+# A message counts as one against the session cache's bound per CACHE_UNIT_CHARS of its text.
+CACHE_UNIT_CHARS = 2_000
+
+
+def shown(content: str) -> str:
+    """A message's text as indexed and shown: whole, or its first MAX_MESSAGE_CHARS and a note."""
+    if len(content) <= MAX_MESSAGE_CHARS:
+        return content
+    return "%s [... %d more characters not shown]" % (content[:MAX_MESSAGE_CHARS], len(content) - MAX_MESSAGE_CHARS)
+
+
 def derive(content: str, timestamp_ms: Optional[int], settings: "ViewSettings") -> Derived:
     """What is indexed of a message: its speaker, its text's tokens, and the dates it means.
+
+    Only the first MAX_MESSAGE_CHARS characters are read.
 
     With `resolve_times`, dates written in the text and relative ones ("yesterday")
     resolved against the message's own day are kept (timeexpr.py), and they and the
     message's own day are indexed as date tokens, so a question naming a day, month
     or year meets the messages of that time.
     """
+    content = content[:MAX_MESSAGE_CHARS]
     speaker, text = split_speaker(content) if settings.split_speakers else ("", content)
     tokens = tokenize(text, settings.stem)
     times: List[timeexpr.Resolution] = []
@@ -443,6 +461,21 @@ def _connect(uri: str, synchronous: str, busy_ms: int = BUSY_TIMEOUT_MS) -> sqli
     return conn
 
 
+SIDECARS = ("-wal", "-shm", "-journal")
+
+
+def refuse_sidecar(path: str) -> None:
+    """StoreError if `path` is one of SQLite's files beside a database (its WAL, say), not a database.
+
+    An empty WAL (after a checkpoint) opens as an empty database; writing one there
+    would destroy the live database's log. A mistyped or tab-completed `--db` must not.
+    """
+    for suffix in SIDECARS:
+        if path.endswith(suffix) and os.path.exists(path[:-len(suffix)]):
+            raise StoreError("%s is SQLite's %s file of the database %s, not a database; give --db %s"
+                             % (path, suffix[1:], path[:-len(suffix)], shlex.quote(path[:-len(suffix)])))
+
+
 def missing_database(path: str) -> StoreError:
     """The error for a command that needs an existing database at `path`."""
     return StoreError("no flowmem database at %s; create one with `flowmem init --db %s` (or `flowmem add`, "
@@ -482,18 +515,19 @@ class Reader:
         return data
 
     def _load_session(self, view: "ViewRow") -> SessionData:
-        messages, rows = {}, {}
+        messages, rows, cost = {}, {}, 0
         for seq, role, content, speaker, ts, tokens, times in self.conn.execute(
                 "SELECT seq, role, content, speaker, timestamp_ms, tokens, times FROM messages WHERE session_key = ?",
                 (view.session_key,)):
             messages[seq] = (tuple(speaker.split()), ts, tuple(tokens.split()), times != "")
-            rows[seq] = MessageRow(seq, role, content, ts, times)
+            rows[seq] = MessageRow(seq, role, shown(content), ts, times)
+            cost += 1 + len(rows[seq].content) // CACHE_UNIT_CHARS
         doc_freqs: Dict[str, int] = {}
         for _, _, tokens, _ in messages.values():
             for t in set(tokens):
                 doc_freqs[t] = doc_freqs.get(t, 0) + 1
         views = tuple(self.context_views(view.session_key, 1, view.session_messages))
-        return SessionData(len(messages), messages, views, doc_freqs, rows)
+        return SessionData(len(messages), messages, views, doc_freqs, rows, cost)
 
     def sessions_read(self) -> List[SessionData]:
         """The sessions this reader has read so far, in the order first read."""
@@ -620,6 +654,7 @@ class Store:
         `create=False` refuses a missing file instead of creating it.
         """
         check_fts5()
+        refuse_sidecar(path)
         self.path = path
         self.read_only = read_only
         self._synchronous = synchronous
@@ -1084,6 +1119,7 @@ class Store:
         is written under a temporary name beside `target` and renamed at the end, so
         `target` is either absent, the old file (`force`), or the whole copy.
         """
+        self._refuse_backup_target(target)
         if os.path.exists(target) and not force:
             raise BadRequest("%s exists; give --force to overwrite it" % target)
         directory = os.path.dirname(os.path.abspath(target))
@@ -1103,6 +1139,16 @@ class Store:
                     os.remove(leftover)
             raise
         return dict(copied, path=target, bytes=os.path.getsize(target))
+
+    def _refuse_backup_target(self, target: str) -> None:
+        """No backup may replace this database, its WAL or shared memory, or a database in use (--force or not)."""
+        refuse_sidecar(target)
+        own = {os.path.realpath(self.path + suffix) for suffix in ("",) + SIDECARS}
+        if os.path.realpath(target) in own:
+            raise BadRequest("%s is the database being copied (or one of its files); back up to another path" % target)
+        if any(os.path.exists(target + suffix) for suffix in SIDECARS):
+            raise BadRequest("%s has a WAL or journal beside it: it may be a database in use; stop what uses it "
+                             "and remove it first, or back up to another path" % target)
 
     def _copy_to(self, partial: str) -> Dict[str, Any]:
         source = self._open_connection()

@@ -91,6 +91,20 @@ class BackupTest(CliMixin, MemoryTestCase):
         self.assertEqual(sorted(n for n in os.listdir(self.tmp) if "copy" in n), ["copy.db"])
 
 
+    def test_a_backup_never_replaces_the_live_database_its_files_or_a_database_in_use(self):
+        live = self.db_path()
+        answers = self.answers(self.memory)
+        other = self.open_memory("other.db")  # open, so its WAL is beside it
+        other.add(add_body("bob", "s1", ["Bob: in use"]))
+        for target in (live, live + "-wal", live + "-shm", self.db_path("other.db")):
+            with self.subTest(target=target):
+                result = self.run_cli("backup", "--db", live, "--to", target, "--force")
+                self.assert_one_line_error(result, target)
+        self.assertEqual(self.answers(self.memory), answers)
+        self.assertEqual(other.stats("bob")["messages"], 1)
+        self.assertEqual(other.stats()["users"], 1)
+
+
 class CheckpointBesideLongReadsTest(MemoryTestCase):
     def test_a_truncating_checkpoint_gives_way_to_a_long_read_instead_of_stalling_writes(self):
         self.memory.add(add_body("u1", "s1", ["Alice: before the long read"], request_id="r0"))

@@ -157,6 +157,27 @@ class LiveDatabaseTest(CliMixin, MemoryTestCase):
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "copy.db")))
 
 
+class SidecarTest(CliMixin, MemoryTestCase):
+    def setUp(self):
+        super().setUp()
+        self.cli_dir = self.tmp
+        self.memory.add(add_body("alice", "s1", ["Alice: the zebra crossing"]))
+
+    def test_no_command_takes_a_database_files_wal_or_shm_for_a_database(self):
+        live = self.db_path()
+        self.memory.store.close()  # the WAL is now empty: SQLite would open it as a new database
+        self.memory = self.open_memory()
+        for suffix in ("-wal", "-shm"):
+            for command in (["add", "--user", "x", "--session", "y", "--content", "Dana: typo"], ["stats"],
+                            ["search", "--user", "alice", "zebra"], ["delete-user", "--user", "alice"]):
+                with self.subTest(suffix=suffix, command=command[0]):
+                    size = os.path.getsize(live + suffix)
+                    result = self.run_cli(command[0], "--db", live + suffix, *command[1:])
+                    self.assert_one_line_error(result, "not a database", "--db " + live)
+                    self.assertEqual(os.path.getsize(live + suffix), size)
+        self.assertEqual(self.search("zebra", "alice")[0]["content"], "Alice: the zebra crossing")
+
+
 class ReadOnlyTest(CliMixin, MemoryTestCase):
     """search, stats and backup open the file read-only: no byte of it changes, read-only files work."""
 

@@ -21,6 +21,16 @@ class Loader:
 
 
 class SessionCacheTest(unittest.TestCase):
+    def test_long_messages_count_as_several_against_the_bound(self):
+        cache = SessionCache(100)
+        heavy = data(3)._replace(cost=90)
+        cache.get(1, 3, lambda: heavy)
+        cache.get(2, 3, Loader(3))
+        cache.get(3, 3, Loader(20))  # 90 + 3 + 20 > 100: the least recently used, the heavy one, goes
+        self.assertNotIn(1, cache)
+        self.assertIn(2, cache)
+        self.assertIn(3, cache)
+
     def test_a_session_is_loaded_once_while_its_message_count_holds(self):
         cache, load = SessionCache(100), Loader(3)
         first = cache.get(1, 3, load)

@@ -215,3 +215,23 @@ class ManyTermsTest(MemoryTestCase):
             self.assertEqual(len(reader.views(list(range(1, many)))),
                              reader.conn.execute("SELECT count(*) FROM views").fetchone()[0])
         self.assertEqual(got, expected)
+
+
+class LongMessageTest(MemoryTestCase):
+    def test_a_message_of_megabytes_is_stored_whole_and_indexed_and_shown_up_to_the_cap(self):
+        import json
+        long = "Alice: the violet umbrella " + "lorem ipsum " * 200_000 + " the hidden walrus"
+        started = time.monotonic()
+        self.memory.add(add_body("u1", "s1", [long] * 5))
+        self.assertLess(time.monotonic() - started, 10)
+        conn = sqlite3.connect(self.db_path())
+        self.addCleanup(conn.close)
+        self.assertEqual(conn.execute("SELECT content FROM messages LIMIT 1").fetchone()[0], long)
+        started = time.monotonic()
+        items = self.search("violet umbrella", top_k=100)
+        self.assertLess(time.monotonic() - started, 5)
+        self.assertTrue(items[0]["content"].startswith("Alice: the violet umbrella lorem"))
+        self.assertTrue(items[0]["content"].endswith(
+            "[... %d more characters not shown]" % (len(long) - store_module.MAX_MESSAGE_CHARS)))
+        self.assertLess(len(json.dumps(items)), 2 * 5 * 3 * store_module.MAX_MESSAGE_CHARS)
+        self.assertEqual(self.search("hidden walrus"), [])  # past the cap: not indexed
