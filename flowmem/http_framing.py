@@ -26,6 +26,10 @@ MAX_HEADERS = 100  # as http.client's parse_headers
 MAX_CHUNK_LINE = 1024  # a chunk-size line with its extensions
 MAX_TRAILER_BYTES = 8 * 1024
 
+# Headers the policy reads one value of: a second one could be read differently by
+# someone else (a proxy, the browser checks), so two are refused.
+SINGLE_HEADERS = frozenset({b"host", b"origin", b"content-type", b"authorization", b"x-api-key", b"sec-fetch-site"})
+
 _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")  # 16 hex digits: 2**64 - 1; more is an overflow
 _DIGITS = re.compile(rb"[0-9]{1,19}")
 _HEADER_NAME = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token: no spaces before the colon
@@ -110,7 +114,7 @@ class RequestFramer:
     def _read_headers(self, lines: List[bytes]) -> None:
         if len(lines) > MAX_HEADERS:
             raise HeadersTooLarge("more than %d headers" % MAX_HEADERS)
-        lengths, codings = set(), []
+        lengths, codings, seen = set(), [], set()
         for line in lines:
             if line[:1] in (b" ", b"\t"):
                 raise BadRequest("a header line is folded onto the next (obsolete line folding)")
@@ -118,6 +122,10 @@ class RequestFramer:
             if not colon or not _HEADER_NAME.fullmatch(name):
                 raise BadRequest("malformed header line")
             name, value = name.lower(), value.strip()
+            if name in SINGLE_HEADERS:
+                if name in seen:
+                    raise BadRequest("the %s header is given twice" % name.decode("latin-1"))
+                seen.add(name)
             if name == b"content-length":
                 lengths.add(value)
             elif name == b"transfer-encoding":

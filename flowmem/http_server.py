@@ -80,10 +80,18 @@ def serialize(response: Response, close: bool, head_only: bool = False) -> bytes
     return head if head_only else head + response.body
 
 
+def printable(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, anything but printable ASCII escaped: a client's bytes
+    must not reach the operator's terminal as control sequences."""
+    cut = text[:limit]
+    out = "".join(c if " " < c < "\x7f" else "\\x%02x" % ord(c) if ord(c) < 256 else "\\u%04x" % ord(c)
+                  for c in cut)
+    return out + ("..." if len(text) > limit else "")
+
+
 def log_request(method: str, path: str, status: int, started: float) -> None:
     """The one log line of a request: method, path (no query string), status, time; never content."""
-    path = path.split("?", 1)[0][:200].encode("ascii", "backslashreplace").decode("ascii")
-    log.info("%s %s %d %.1fms", method[:20].encode("ascii", "backslashreplace").decode("ascii"), path, status,
+    log.info("%s %s %d %.1fms", printable(method, 20), printable(path.split("?", 1)[0], 200), status,
              (time.perf_counter() - started) * 1000)
 
 

@@ -97,6 +97,14 @@ class FramingTest(unittest.TestCase):
                 with self.assertRaises(BadRequest):
                     frame(head + b"Content-Length: 2\r\n\r\n{}")
 
+    def test_a_header_the_policy_reads_once_given_twice_is_400(self):
+        for header in (b"Host: evil.example", b"Origin: https://evil.example", b"Content-Type: text/plain",
+                       b"X-Api-Key: other"):
+            with self.subTest(header=header):
+                with self.assertRaises(BadRequest):
+                    frame(HEAD + b"Origin: https://a.example\r\nContent-Type: application/json\r\nX-Api-Key: k\r\n"
+                          + header + b"\r\nContent-Length: 2\r\n\r\n{}")
+
     def test_heads_over_the_limit_are_431_even_before_they_end(self):
         with self.assertRaises(HeadersTooLarge):
             frame(HEAD + b"X-Big: " + b"a" * MAX_HEAD_BYTES)

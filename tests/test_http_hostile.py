@@ -280,6 +280,18 @@ class BrowserAttackOverHttpTest(InProcessServerTest):
         self.assertNotIn(b"umbrella", body)
 
 
+class LogLineTest(unittest.TestCase):
+    def test_control_characters_and_long_paths_reach_the_log_escaped_and_cut(self):
+        from flowmem.http_server import log_request
+        with self.assertLogs("flowmem.http", "INFO") as logs:
+            log_request("GE\x1bT", "/se\x1b[2Jarch\x07" + "a" * 60_000 + "?q=secret", 400, time.perf_counter())
+        line = logs.output[0]
+        self.assertNotRegex(line, "[\x00-\x1f\x7f]")
+        self.assertIn("/se\\x1b[2Jarch\\x07", line)
+        self.assertLess(len(line), 400)
+        self.assertNotIn("secret", line)
+
+
 class ServerLogTest(unittest.TestCase):
     """The real `flowmem serve` process: what its log shows of bad and vanishing clients."""
 
