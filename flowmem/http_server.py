@@ -14,7 +14,8 @@ liked: 1,000 such clients held 1,000 threads, and 520 held every slot. Here:
   socket and a buffer, never a thread.
 - Only whole requests go to the `workers` threads, which run the http.server
   handler (`Handler`) over the request's bytes and App's policy; only whole requests
-  count against `max_inflight` (more get 429). A quarter of the workers take the
+  count against `max_inflight` (more get 429), and one that waited in its lane longer
+  than the request timeout is answered 429 without being run. A quarter of the workers take the
   writes (Adds), the rest everything else: writes queue for the database's single
   write lock, and in one shared pool a long write (a delete-user, a reindex by
   another process) would leave every worker waiting on that lock and searches none.
@@ -335,8 +336,12 @@ class Server:
             if job is None:
                 return
             conn, request, received = job
+            waited = time.perf_counter() - received
             try:
-                data, close = Handler(request, self.app, self.stopping, received).respond()
+                if waited > self.config.request_timeout_s:
+                    data, close = self._shed(request, waited), False
+                else:
+                    data, close = Handler(request, self.app, self.stopping, received).respond()
             except Exception:  # a bug in the handler itself; App.handle catches its own
                 log.exception("internal error while answering a request")
                 data, close = serialize(json_response(500, {"detail": {"reason": "internal error"}}), True), True
@@ -349,6 +354,15 @@ class Server:
                 data, close = b"", True  # the client is gone
             self.done.append((conn, data[sent:], close))
             self._wake()
+
+    def _shed(self, request: Request, waited: float) -> bytes:
+        """429 for a request that waited in its lane past the request timeout: under a flood, answers
+        come back within about that time, as 429s the client retries, instead of after minutes."""
+        error = Overloaded("the request waited %.0f s for a worker; retry shortly" % waited)
+        words = request.head.split(b"\n", 1)[0].split()
+        log_request(words[0].decode("latin-1") if words else "-",
+                    words[1].decode("latin-1") if len(words) > 1 else "-", error.status, time.perf_counter() - waited)
+        return serialize(error_response(error), False)
 
     def _finish_responses(self, now: float) -> None:
         while self.done:

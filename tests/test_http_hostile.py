@@ -144,6 +144,29 @@ class WriteLaneTest(InProcessServerTest):
         self.assertEqual([read_response(sock)[0] for sock in writers], [200] * 20)
 
 
+class QueueWaitTest(InProcessServerTest):
+    server_settings = {"workers": 4, "request_timeout_s": 0.5}
+
+    def test_a_request_that_waited_past_the_request_timeout_is_answered_429_without_running(self):
+        original, ran = self.memory.search, []
+
+        def slow_search(body):
+            ran.append(1)
+            time.sleep(0.3)
+            return original(body)
+
+        self.memory.search = slow_search
+        clients = [self.connect() for _ in range(12)]
+        for sock in clients:
+            sock.sendall(request_bytes())
+        replies = [read_response(sock) for sock in clients]
+        statuses = sorted(r[0] for r in replies)
+        self.assertIn(200, statuses)
+        self.assertIn(429, statuses)
+        self.assertEqual(len(ran), statuses.count(200))
+        self.assertTrue(all("Retry-After" in r[1] for r in replies if r[0] == 429))
+
+
 class TimeoutTest(InProcessServerTest):
     server_settings = {"request_timeout_s": 0.5, "keepalive_timeout_s": 0.8}
 
