@@ -19,12 +19,13 @@ import datetime
 import heapq
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from . import signals, state_update, timeexpr
+from . import signals, state_update
 from .config import Config
 from .fusion import fuse, ranks
 from .query import Query, analyze
 from .candidates import Key, Limits, Pool, build
 from .selection import Pick, select
+from .text import timeexpr
 from .store import Reader, Store, ViewSettings, message_id, view_id
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)

@@ -24,7 +24,7 @@ from typing import Callable, Dict, List, Sequence, Set, Tuple
 
 from .query import CURRENT, Query
 from .candidates import Key, Message, Pool
-from .tokenize import STEMMED_STOPWORDS
+from .text.tokenize import STEMMED_STOPWORDS
 
 UPDATE_CUES = re.compile(
     r"\b(chang(e|ed|ing) (it |them )?(to|into)|mov(e|ed|ing) (to|into|back)|no longer|not any ?more|anymore|"

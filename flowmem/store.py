@@ -54,10 +54,11 @@ import time
 import urllib.parse
 from typing import Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
-from . import fts, stem, timeexpr, views
+from . import fts, views
 from .errors import BadRequest, FlowmemError, StorageFull, StoreError, Unavailable
 from .session_cache import SessionCache, SessionData
-from .tokenize import split_speaker, tokenize
+from .text import stem, timeexpr
+from .text.tokenize import split_speaker, tokenize
 
 log = logging.getLogger("flowmem.store")
 

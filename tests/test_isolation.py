@@ -2,7 +2,7 @@
 import json
 
 from flowmem import fts
-from flowmem.tokenize import query_terms
+from flowmem.text.tokenize import query_terms
 
 from tests.helpers import MemoryTestCase, add_body
 

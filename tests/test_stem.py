@@ -1,6 +1,6 @@
 import unittest
 
-from flowmem.stem import stem
+from flowmem.text.stem import stem
 
 # The worked examples of Porter's paper ("An algorithm for suffix stripping", 1980), step by step.
 PAPER_EXAMPLES = {

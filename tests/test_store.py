@@ -6,7 +6,7 @@ from unittest import mock
 
 from flowmem import store as store_module
 from flowmem.errors import StoreError
-from flowmem.stem import stem
+from flowmem.text.stem import stem
 from flowmem.store import SCHEMA_VERSION, Store
 
 from tests.helpers import T0, MemoryTestCase, add_body, message

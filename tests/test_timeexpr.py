@@ -1,7 +1,7 @@
 import datetime
 import unittest
 
-from flowmem.timeexpr import annotation, day_of, resolve, tokens
+from flowmem.text.timeexpr import annotation, day_of, resolve, tokens
 
 D = datetime.date
 MONDAY = D(2023, 5, 8)  # a Monday

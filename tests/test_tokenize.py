@@ -1,7 +1,7 @@
 import unicodedata
 import unittest
 
-from flowmem.tokenize import MAX_TOKEN_CHARS, query_terms, split_speaker, tokenize, words
+from flowmem.text.tokenize import MAX_TOKEN_CHARS, query_terms, split_speaker, tokenize, words
 
 
 class TokenizeTest(unittest.TestCase):

@@ -58,7 +58,7 @@ if REPO_ROOT not in sys.path:
 from flowmem import fts  # noqa: E402
 from flowmem.config import load  # noqa: E402
 from flowmem.memory import Memory  # noqa: E402
-from flowmem.tokenize import query_terms  # noqa: E402
+from flowmem.text.tokenize import query_terms  # noqa: E402
 from tools import bench_isolation as iso  # noqa: E402
 
 try:

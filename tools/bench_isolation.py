@@ -64,7 +64,7 @@ GENERATOR_VERSION = 1
 
 # Modules whose code decides what a database holds: a change to any of them makes
 # a cached DB B stale (its views or index terms could differ from a fresh DB A's).
-WRITE_PATH_MODULES = ("store.py", "fts.py", "views.py", "tokenize.py", "stem.py", "timeexpr.py", "validation.py",
+WRITE_PATH_MODULES = ("store.py", "fts.py", "views.py", "text/tokenize.py", "text/stem.py", "text/timeexpr.py", "validation.py",
                       "config.py")
 
 TARGET_USER = "target-user"

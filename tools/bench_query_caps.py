@@ -39,7 +39,7 @@ if REPO not in sys.path:
 
 from flowmem import config, query, validation  # noqa: E402
 from flowmem.memory import Memory  # noqa: E402
-from flowmem.tokenize import QUESTION_STOPWORDS, split_speaker, words  # noqa: E402
+from flowmem.text.tokenize import QUESTION_STOPWORDS, split_speaker, words  # noqa: E402
 from tools.eval import DEFAULT_LOCOMO  # noqa: E402
 from tools.evalkit import dataset as datasets, replay  # noqa: E402
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
 
-from flowmem import timeexpr
+from flowmem.text import timeexpr
 
 from . import metrics
 from .dataset import Dataset
