@@ -58,7 +58,7 @@ from . import fts, views
 from .errors import BadRequest, FlowmemError, StorageFull, StoreError, Unavailable
 from .session_cache import SessionCache, SessionData
 from .text import stem, timeexpr
-from .text.tokenize import split_speaker, tokenize
+from .text.features import derive, shown
 
 log = logging.getLogger("flowmem.store")
 
@@ -220,7 +220,7 @@ class MessageRow(NamedTuple):
     role: str
     content: str
     timestamp_ms: Optional[int]
-    times: str  # JSON: the dates the text mentions or implies (Derived.times)
+    times: str  # JSON: the dates the text mentions or implies (features.Derived.times)
 
     def resolutions(self) -> List[timeexpr.Resolution]:
         return [timeexpr.Resolution(e, datetime.date.fromisoformat(a), datetime.date.fromisoformat(b), r, 0)
@@ -249,51 +249,8 @@ INDEX_VERSION = 6
 SettingsRequest = Union[ViewSettings, Mapping[str, Any], None]
 
 
-class Derived(NamedTuple):
-    speaker: str  # the speaker label's tokens, space-separated
-    tokens: List[str]  # the text's tokens, then date tokens
-    times: str  # JSON list of [expression, first day, last day, relative?]
-
-
-# What of a message is indexed and shown: its first MAX_MESSAGE_CHARS characters (it is stored
-# whole). Conversation turns are far shorter (LoCoMo's longest: 450 characters); a message of
-# megabytes once took minutes to index and made one search hold over a gigabyte.
-MAX_MESSAGE_CHARS = 32_000
 # A message counts as one against the session cache's bound per CACHE_UNIT_CHARS of its text.
 CACHE_UNIT_CHARS = 2_000
-
-
-def shown(content: str) -> str:
-    """A message's text as indexed and shown: whole, or its first MAX_MESSAGE_CHARS and a note."""
-    if len(content) <= MAX_MESSAGE_CHARS:
-        return content
-    return "%s [... %d more characters not shown]" % (content[:MAX_MESSAGE_CHARS], len(content) - MAX_MESSAGE_CHARS)
-
-
-def derive(content: str, timestamp_ms: Optional[int], settings: "ViewSettings") -> Derived:
-    """What is indexed of a message: its speaker, its text's tokens, and the dates it means.
-
-    Only the first MAX_MESSAGE_CHARS characters are read.
-
-    With `resolve_times`, dates written in the text and relative ones ("yesterday")
-    resolved against the message's own day are kept (timeexpr.py), and they and the
-    message's own day are indexed as date tokens, so a question naming a day, month
-    or year meets the messages of that time.
-    """
-    content = content[:MAX_MESSAGE_CHARS]
-    speaker, text = split_speaker(content) if settings.split_speakers else ("", content)
-    tokens = tokenize(text, settings.stem)
-    times: List[timeexpr.Resolution] = []
-    if settings.resolve_times:
-        day = timeexpr.day_of(timestamp_ms)
-        times = timeexpr.resolve(text, day)
-        if day is not None:
-            tokens += timeexpr.tokens(day, day)
-        for r in times:
-            tokens += timeexpr.tokens(r.start, r.end)
-    encoded = json.dumps([[r.expression, r.start.isoformat(), r.end.isoformat(), r.relative] for r in times],
-                         ensure_ascii=False) if times else ""
-    return Derived(" ".join(tokenize(speaker, settings.stem)), tokens, encoded)
 
 
 # -- index settings in `meta` ----------------------------------------------------------

@@ -6,6 +6,7 @@ from unittest import mock
 
 from flowmem import store as store_module
 from flowmem.errors import StoreError
+from flowmem.text.features import MAX_MESSAGE_CHARS
 from flowmem.text.stem import stem
 from flowmem.store import SCHEMA_VERSION, Store
 
@@ -232,6 +233,6 @@ class LongMessageTest(MemoryTestCase):
         self.assertLess(time.monotonic() - started, 5)
         self.assertTrue(items[0]["content"].startswith("Alice: the violet umbrella lorem"))
         self.assertTrue(items[0]["content"].endswith(
-            "[... %d more characters not shown]" % (len(long) - store_module.MAX_MESSAGE_CHARS)))
-        self.assertLess(len(json.dumps(items)), 2 * 5 * 3 * store_module.MAX_MESSAGE_CHARS)
+            "[... %d more characters not shown]" % (len(long) - MAX_MESSAGE_CHARS)))
+        self.assertLess(len(json.dumps(items)), 2 * 5 * 3 * MAX_MESSAGE_CHARS)
         self.assertEqual(self.search("hidden walrus"), [])  # past the cap: not indexed
