@@ -20,10 +20,11 @@ from __future__ import annotations
 import heapq
 from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
-from . import bm25, fts
+from . import bm25
+from .storage import fts
 from .text import timeexpr
 from .query import Query
-from .store import Reader, ViewRow
+from .storage.store import Reader, ViewRow
 from .text.tokenize import STEMMED_STOPWORDS
 
 Key = Tuple[int, int]  # (session_key, position in session)

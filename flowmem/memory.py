@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, Mapping, Optional
 from . import __version__
 from .config import Config
 from .search import make_ranking, search
-from .store import Store, ViewSettings, init_database
+from .storage.store import Store, ViewSettings, init_database
 from .validation import parse_add, parse_search
 
 

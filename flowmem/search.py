@@ -26,7 +26,7 @@ from .query import Query, analyze
 from .candidates import Key, Limits, Pool, build
 from .selection import Pick, select
 from .text import timeexpr
-from .store import Reader, Store, ViewSettings, message_id, view_id
+from .storage.store import Reader, Store, ViewSettings, message_id, view_id
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 

@@ -3,7 +3,7 @@ import threading
 import unittest
 from unittest import mock
 
-from flowmem import views
+from flowmem.storage import views
 from flowmem.errors import InvalidField
 
 from tests.helpers import T0, MemoryTestCase, add_body, message
@@ -131,7 +131,7 @@ class IdempotencyTest(MemoryTestCase):
 class AtomicityTest(MemoryTestCase):
     def test_a_failure_midway_leaves_nothing_and_the_retry_succeeds(self):
         body = add_body("u1", "s1", ["Alice: atomic %d ibis" % i for i in range(5)], request_id="r1")
-        with mock.patch("flowmem.views.plan_tail", side_effect=RuntimeError("disk on fire")):
+        with mock.patch("flowmem.storage.views.plan_tail", side_effect=RuntimeError("disk on fire")):
             with self.assertRaises(RuntimeError):
                 self.memory.add(body)
         conn = sqlite3.connect(self.db_path())

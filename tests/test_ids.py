@@ -4,8 +4,8 @@ import sqlite3
 import unittest
 from unittest import mock
 
-from flowmem import store as store_module
-from flowmem.store import MIGRATIONS, SCHEMA_VERSION, session_tag
+from flowmem.storage import store as store_module
+from flowmem.storage.store import MIGRATIONS, SCHEMA_VERSION, session_tag
 
 from tests.helpers import MemoryTestCase, add_body
 

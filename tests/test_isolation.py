@@ -1,7 +1,7 @@
 """A user's memory is theirs alone: what they see, how it ranks, and what a search reads."""
 import json
 
-from flowmem import fts
+from flowmem.storage import fts
 from flowmem.text.tokenize import query_terms
 
 from tests.helpers import MemoryTestCase, add_body

@@ -14,7 +14,7 @@ import unittest
 from flowmem.config import load
 from flowmem.errors import StoreError
 from flowmem.memory import Memory
-from flowmem.store import Store
+from flowmem.storage.store import Store
 
 from tests.helpers import CliMixin, MemoryTestCase, add_body
 

@@ -6,7 +6,7 @@ import sys
 import unittest
 
 from flowmem.errors import InvalidField
-from flowmem.views import MESSAGE, SEGMENT, WINDOW
+from flowmem.storage.views import MESSAGE, SEGMENT, WINDOW
 
 from tests.helpers import T0, MemoryTestCase, add_body
 

@@ -4,11 +4,11 @@ import time
 import unittest
 from unittest import mock
 
-from flowmem import store as store_module
+from flowmem.storage import store as store_module
 from flowmem.errors import StoreError
 from flowmem.text.features import MAX_MESSAGE_CHARS
 from flowmem.text.stem import stem
-from flowmem.store import SCHEMA_VERSION, Store
+from flowmem.storage.store import SCHEMA_VERSION, Store
 
 from tests.helpers import T0, MemoryTestCase, add_body, message
 

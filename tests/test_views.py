@@ -1,7 +1,7 @@
 import unittest
 
-from flowmem import views
-from flowmem.views import MESSAGE, SEGMENT, WINDOW, Span, plan_session
+from flowmem.storage import views
+from flowmem.storage.views import MESSAGE, SEGMENT, WINDOW, Span, plan_session
 
 from tests.helpers import T0, MemoryTestCase, message
 

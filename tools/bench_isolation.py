@@ -55,17 +55,18 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO_ROOT not in sys.path:
     sys.path.insert(0, REPO_ROOT)
 
-from flowmem import store as flowmem_store  # noqa: E402
+from flowmem.storage import store as flowmem_store  # noqa: E402
 from flowmem.config import load  # noqa: E402
 from flowmem.memory import Memory  # noqa: E402
 
 # Bump when the generated data changes, so cached databases are rebuilt.
 GENERATOR_VERSION = 1
 
-# Modules whose code decides what a database holds: a change to any of them makes
-# a cached DB B stale (its views or index terms could differ from a fresh DB A's).
-WRITE_PATH_MODULES = ("store.py", "fts.py", "views.py", "text/tokenize.py", "text/stem.py", "text/timeexpr.py", "validation.py",
-                      "config.py")
+# Modules whose code decides what a database holds (every module of the text and storage
+# layers, and these): a change to any of them makes a cached DB B stale (its views or
+# index terms could differ from a fresh DB A's).
+WRITE_PATH_PACKAGES = ("text", "storage")
+WRITE_PATH_MODULES = ("validation.py", "config.py")
 
 TARGET_USER = "target-user"
 PLATFORM_MAX_ADD = 20  # the challenge platform sends at most 20 messages per Add
@@ -271,8 +272,11 @@ def fsync_file(path: str) -> None:
 def write_path_hash() -> str:
     """A hash of the flowmem modules that decide what a database holds."""
     h = hashlib.sha256()
-    for name in WRITE_PATH_MODULES:
-        with open(os.path.join(REPO_ROOT, "flowmem", name), "rb") as f:
+    flowmem_dir = os.path.join(REPO_ROOT, "flowmem")
+    packaged = sorted(os.path.join(package, name) for package in WRITE_PATH_PACKAGES
+                      for name in os.listdir(os.path.join(flowmem_dir, package)) if name.endswith(".py"))
+    for name in packaged + list(WRITE_PATH_MODULES):
+        with open(os.path.join(flowmem_dir, name), "rb") as f:
             h.update(name.encode() + b"\0" + f.read())
     return h.hexdigest()[:16]
 

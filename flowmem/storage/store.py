@@ -55,10 +55,10 @@ import urllib.parse
 from typing import Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import fts, views
-from .errors import BadRequest, FlowmemError, StorageFull, StoreError, Unavailable
+from ..errors import BadRequest, FlowmemError, StorageFull, StoreError, Unavailable
 from .session_cache import SessionCache, SessionData
-from .text import stem, timeexpr
-from .text.features import derive, shown
+from ..text import stem, timeexpr
+from ..text.features import derive, shown
 
 log = logging.getLogger("flowmem.store")
 
