@@ -24,7 +24,8 @@ from . import bm25
 from .storage import fts
 from .text import timeexpr
 from .query import Query
-from .storage.store import Reader, ViewRow
+from .storage.reader import Reader
+from .storage.rows import ViewRow
 from .text.tokenize import STEMMED_STOPWORDS
 
 Key = Tuple[int, int]  # (session_key, position in session)

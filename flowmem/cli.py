@@ -23,7 +23,7 @@ from .errors import BadRequest, FlowmemError
 from .http_api import decode_json_object
 from .http_server import serve
 from .memory import Memory, init, reindex
-from .storage.store import ViewSettings, flag_value
+from .storage.settings import ViewSettings, flag_value
 
 SERVER_ONLY = ("host", "port", "api_key", "api_key_file", "max_body_bytes", "max_inflight", "request_timeout_s",
                "keepalive_timeout_s", "shutdown_timeout_s", "max_connections", "workers", "allowed_hosts",

@@ -17,7 +17,8 @@ from typing import Any, Callable, Dict, Mapping, Optional
 from . import __version__
 from .config import Config
 from .search import make_ranking, search
-from .storage.store import Store, ViewSettings, init_database
+from .storage.settings import ViewSettings
+from .storage.store import Store, init_database
 from .validation import parse_add, parse_search
 
 

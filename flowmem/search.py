@@ -26,7 +26,10 @@ from .query import Query, analyze
 from .candidates import Key, Limits, Pool, build
 from .selection import Pick, select
 from .text import timeexpr
-from .storage.store import Reader, Store, ViewSettings, message_id, view_id
+from .storage.ids import message_id, view_id
+from .storage.reader import Reader
+from .storage.settings import ViewSettings
+from .storage.store import Store
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 

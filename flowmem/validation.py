@@ -28,7 +28,7 @@ import re
 from typing import Any, List, Mapping, NamedTuple, Optional
 
 from .errors import InvalidField
-from .storage.store import NewMessage
+from .storage.rows import NewMessage
 
 # Unix milliseconds below 10^11 are before 1973-03-03T09:46:40Z. No conversation
 # memory holds evidence that old, while Unix *seconds* of any date from 1973 to 5138

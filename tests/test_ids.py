@@ -4,8 +4,9 @@ import sqlite3
 import unittest
 from unittest import mock
 
-from flowmem.storage import store as store_module
-from flowmem.storage.store import MIGRATIONS, SCHEMA_VERSION, session_tag
+from flowmem.storage import ids, schema
+from flowmem.storage.ids import session_tag
+from flowmem.storage.schema import MIGRATIONS, SCHEMA_VERSION
 
 from tests.helpers import MemoryTestCase, add_body
 
@@ -42,7 +43,7 @@ class IdsTest(MemoryTestCase):
         def colliding(user_id, session_id, attempt=0):
             return "same-%d" % attempt
 
-        with mock.patch.object(store_module, "session_tag", colliding):
+        with mock.patch.object(ids, "session_tag", colliding):
             self.memory.add(add_body("alice", "s", ["Dana: first"], request_id="a"))
             self.memory.add(add_body("bob", "t", ["Dana: second"], request_id="b"))
         self.assertEqual(self.search("first", "alice")[0]["id"], "m-same-0-1")
@@ -50,8 +51,8 @@ class IdsTest(MemoryTestCase):
 
     def test_a_schema_1_database_gets_unique_tags_and_keeps_its_messages(self):
         path = self.db_path("v1.db")
-        with mock.patch.object(store_module, "MIGRATIONS", MIGRATIONS[:1]), \
-                mock.patch.object(store_module, "SCHEMA_VERSION", 1):
+        with mock.patch.object(schema, "MIGRATIONS", MIGRATIONS[:1]), \
+                mock.patch.object(schema, "SCHEMA_VERSION", 1):
             old = self.open_memory("v1.db")
             for user in ("alice", "bob"):
                 old.add(add_body(user, "2023-05-08", ["Dana: the pottery bowl of %s" % user], request_id="r"))

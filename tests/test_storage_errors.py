@@ -9,7 +9,7 @@ import unittest
 from flowmem.config import load
 from flowmem.errors import StorageFull, Unavailable
 from flowmem.memory import Memory
-from flowmem.storage.store import storage_error
+from flowmem.storage.sqlite_errors import storage_error
 
 from tests.helpers import MemoryTestCase, add_body
 

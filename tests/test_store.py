@@ -4,11 +4,12 @@ import time
 import unittest
 from unittest import mock
 
-from flowmem.storage import store as store_module
+from flowmem.storage import schema
 from flowmem.errors import StoreError
 from flowmem.text.features import MAX_MESSAGE_CHARS
 from flowmem.text.stem import stem
-from flowmem.storage.store import SCHEMA_VERSION, Store
+from flowmem.storage.schema import SCHEMA_VERSION
+from flowmem.storage.store import Store
 
 from tests.helpers import T0, MemoryTestCase, add_body, message
 
@@ -38,14 +39,14 @@ class SchemaTest(MemoryTestCase):
 
     def test_migrations_upgrade_an_older_database_step_by_step(self):
         path = self.db_path("old.db")
-        old = store_module.MIGRATIONS
+        old = schema.MIGRATIONS
         Store(path).close()  # a database at the current version, holding a message
         memory = self.open_memory("old.db")
         memory.add(add_body("u1", "s1", ["Alice: before the upgrade"]))
         memory.close()
         newer = old + [["CREATE TABLE step_two (x)"]]
-        with mock.patch.object(store_module, "MIGRATIONS", newer), \
-                mock.patch.object(store_module, "SCHEMA_VERSION", len(newer)):
+        with mock.patch.object(schema, "MIGRATIONS", newer), \
+                mock.patch.object(schema, "SCHEMA_VERSION", len(newer)):
             s = Store(path)
             applied = [r[0] for r in s._writer.execute("SELECT name FROM sqlite_master WHERE name = 'step_two'")]
             version = s.schema_version()

@@ -55,7 +55,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO_ROOT not in sys.path:
     sys.path.insert(0, REPO_ROOT)
 
-from flowmem.storage import store as flowmem_store  # noqa: E402
+from flowmem.storage import schema as flowmem_schema  # noqa: E402
 from flowmem.config import load  # noqa: E402
 from flowmem.memory import Memory  # noqa: E402
 
@@ -291,7 +291,7 @@ def build_params(args) -> Dict[str, Any]:
         "messages_per_user": args.messages_per_user,
         "bulk_add_messages": args.bulk_add_messages,
         "target_messages": args.target_messages,
-        "schema_version": flowmem_store.SCHEMA_VERSION,
+        "schema_version": flowmem_schema.SCHEMA_VERSION,
         "flowmem_write_path": write_path_hash(),
     }
 

@@ -28,7 +28,7 @@ if REPO not in sys.path:
 from flowmem import config as flowmem_config  # noqa: E402
 from flowmem import search  # noqa: E402
 from flowmem.query import analyze  # noqa: E402
-from flowmem.storage.store import message_id  # noqa: E402
+from flowmem.storage.ids import message_id  # noqa: E402
 from tools.evalkit import dataset as datasets, metrics, runner  # noqa: E402
 from tools.evalkit.replay import InProcessClient, TurnMap  # noqa: E402
 

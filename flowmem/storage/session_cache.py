@@ -8,7 +8,7 @@ only ever grows (Adds append), so its message count is its version: an entry who
 count differs from the database's is reloaded, whichever process wrote.
 
 What does change existing data (a rebuilt index, a deleted user) bumps the
-database's index generation (store.py); the Store then clear()s this cache, and an
+database's index generation (settings.py); the Store then clear()s this cache, and an
 entry read from an older snapshot than the newest generation is never kept, so no
 search after a deletion or a rebuild is answered from what was read before it.
 """
@@ -18,17 +18,22 @@ import collections
 import threading
 from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
+from .rows import MessageRow, ViewRow
+
 # (speaker tokens, timestamp ms, tokens, whether the text mentions or implies a date)
 Features = Tuple[Tuple[str, ...], Optional[int], Tuple[str, ...], bool]
+
+# A message counts as one against the session cache's bound per CACHE_UNIT_CHARS of its text.
+CACHE_UNIT_CHARS = 2_000
 
 
 class SessionData(NamedTuple):
     n_messages: int
     messages: Dict[int, Features]  # position -> features
-    views: tuple  # the session's windows and segments (store.ViewRow)
+    views: Tuple[ViewRow, ...]  # the session's windows and segments
     doc_freqs: Dict[str, int]  # token -> how many of the session's messages hold it
-    rows: Dict[int, tuple]  # position -> the stored message (store.MessageRow): what results show
-    cost: int = 0  # what it counts against the bound: its messages, a long one as several (store.py)
+    rows: Dict[int, MessageRow]  # position -> the stored message: what results show
+    cost: int = 0  # what it counts against the bound: its messages, a long one as several (CACHE_UNIT_CHARS)
 
     def weight(self) -> int:
         return self.cost or len(self.messages)

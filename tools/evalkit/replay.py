@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from flowmem.config import Config
 from flowmem.memory import Memory
-from flowmem.storage.store import message_id, session_tag
+from flowmem.storage.ids import message_id, session_tag
 
 from .dataset import Conversation, Question
 

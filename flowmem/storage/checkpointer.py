@@ -1,0 +1,72 @@
+"""Checkpoints off the request path: a thread copies the WAL into the database file after writes
+(SQLite's own automatic checkpoint is off; the Store starts one Checkpointer per writer)."""
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+
+from .connection import connect
+
+log = logging.getLogger("flowmem.store")
+
+# The background checkpointer's truncating checkpoint runs under the write lock; it gives up
+# this soon when a long read (a backup, a big search) holds an old snapshot, and retries later.
+CHECKPOINT_BUSY_MS = 100
+
+
+class Checkpointer(threading.Thread):
+    """Copies the WAL back into the database file off the request path.
+
+    SQLite's automatic checkpoint runs inside whichever commit crosses the threshold,
+    so one Add in a few dozen would pay for writing pages scattered over the whole
+    file: a cost that grows with everyone's data. Here a thread does it instead, after
+    writes, with PASSIVE checkpoints that never block readers or the writer. Under
+    a steady stream of writes a passive checkpoint never catches up with the end of
+    the WAL, so the WAL could grow without bound; past `wal_limit_bytes` the thread
+    takes the write lock for one truncating checkpoint. That checkpoint waits for
+    readers of older snapshots, so it gives up after CHECKPOINT_BUSY_MS and tries
+    again later: a long read (a backup) must not stall writes. A failing checkpoint
+    (a full disk) is logged and retried later; the thread never dies of it.
+    """
+
+    def __init__(self, path: str, uri: str, synchronous: str, write_lock: threading.Lock, interval_s: float = 0.5,
+                 wal_limit_bytes: int = 64 * 1024 * 1024):
+        super().__init__(name="flowmem-checkpoint", daemon=True)
+        self._conn = connect(uri, synchronous, CHECKPOINT_BUSY_MS)
+        self._wal = path + "-wal"
+        self._write_lock = write_lock
+        self._interval_s = interval_s
+        self._wal_limit_bytes = wal_limit_bytes
+        self.wrote = threading.Event()
+        self._stop_requested = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self._stop_requested.wait(self._interval_s):
+                if self.wrote.is_set():
+                    self.wrote.clear()
+                    self.checkpoint()
+        finally:
+            self._conn.close()
+
+    def checkpoint(self) -> bool:
+        """One passive checkpoint, and a truncating one if the WAL is past its limit; True if all done."""
+        try:
+            self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            if os.path.exists(self._wal) and os.path.getsize(self._wal) > self._wal_limit_bytes:
+                with self._write_lock:
+                    busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                if busy:
+                    self.wrote.set()  # an older snapshot is still read: try again at the next interval
+                    return False
+            return True
+        except (sqlite3.Error, OSError) as e:
+            # The next write retries (none succeeds while the disk is full); meanwhile the WAL just grows a little.
+            log.warning("background checkpoint failed: %s", e)
+            return False
+
+    def stop(self) -> None:
+        self._stop_requested.set()
+        self.join()

@@ -1,0 +1,153 @@
+"""Reads of one snapshot: what search asks of the database, and the counts stats show.
+
+A Reader is handed out by Store.reading() inside one read transaction, so every
+query it answers sees the same consistent snapshot. It reads a session whole the
+first time search needs it, through the Store's SessionCache (session_cache.py).
+"""
+from __future__ import annotations
+
+import sqlite3
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from . import fts
+from ..text.features import shown
+from .rows import MessageRow, ViewRow, lookup_user_key, view_rows
+from .session_cache import CACHE_UNIT_CHARS, SessionCache, SessionData
+from .settings import IndexState, ViewSettings
+from .views import KINDS, Span
+
+
+class Reader:
+    """Queries of one read transaction; obtained from Store.reading().
+
+    `settings` are the index settings of this transaction's snapshot: a question must
+    be analysed with them (search.py), whatever the Store's were when it started.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, cache: Optional[SessionCache] = None,
+                 index: IndexState = IndexState(0, ViewSettings())):
+        self.conn = conn
+        self.cache = cache if cache is not None else SessionCache(0)  # an empty cache is falsy (len 0)
+        self.settings = index.settings
+        self._generation = index.generation
+        self._sessions: Dict[int, SessionData] = {}
+
+    def session(self, view: "ViewRow") -> SessionData:
+        """Every message's features and every window and segment of the session `view` belongs to."""
+        data = self._sessions.get(view.session_key)
+        if data is None:
+            data = self._sessions[view.session_key] = self.cache.get(
+                view.session_key, view.session_messages, lambda: self._load_session(view), self._generation)
+        return data
+
+    def _load_session(self, view: "ViewRow") -> SessionData:
+        messages, rows, cost = {}, {}, 0
+        for seq, role, content, speaker, ts, tokens, times in self.conn.execute(
+                "SELECT seq, role, content, speaker, timestamp_ms, tokens, times FROM messages WHERE session_key = ?",
+                (view.session_key,)):
+            messages[seq] = (tuple(speaker.split()), ts, tuple(tokens.split()), times != "")
+            rows[seq] = MessageRow(seq, role, shown(content), ts, times)
+            cost += 1 + len(rows[seq].content) // CACHE_UNIT_CHARS
+        doc_freqs: Dict[str, int] = {}
+        for _, _, tokens, _ in messages.values():
+            for t in set(tokens):
+                doc_freqs[t] = doc_freqs.get(t, 0) + 1
+        views = tuple(self.context_views(view.session_key, 1, view.session_messages))
+        return SessionData(len(messages), messages, views, doc_freqs, rows, cost)
+
+    def sessions_read(self) -> List[SessionData]:
+        """The sessions this reader has read so far, in the order first read."""
+        return list(self._sessions.values())
+
+    def user_key(self, user_id: str) -> Optional[int]:
+        """The internal key of a user, or None if unknown."""
+        return lookup_user_key(self.conn, user_id)
+
+    def stats(self, user_key: int) -> Dict[str, Tuple[int, int]]:
+        """The user's (document count, total tokens) per view kind."""
+        return {kind: (n, total) for kind, n, total in self.conn.execute(
+            "SELECT kind, n_docs, total_length FROM user_stats WHERE user_key = ?", (user_key,))}
+
+    def postings(self, user_key: int, kind: str, tokens: Sequence[str]) -> List[Tuple[str, int]]:
+        """(token, doc_id) for every occurrence of `tokens` in the user's views of `kind`."""
+        cut = len(fts.kind_prefix(user_key, kind))
+        return [(term[cut:], doc) for sql, params in fts.postings_sql(user_key, kind, tokens)
+                for term, doc in self.conn.execute(sql, params)]
+
+    def doc_freqs(self, user_key: int, tokens: Sequence[str],
+                  kinds: Sequence[str] = ("message", "window", "segment")) -> Dict[Tuple[str, str], int]:
+        """{(kind, token): number of the user's views of that kind holding the token}."""
+        prefixes = {fts.kind_prefix(user_key, kind): kind for kind in fts.KIND_LETTERS}
+        out = {}
+        for sql, params in fts.doc_freq_sql(user_key, tokens, kinds):
+            for term, n in self.conn.execute(sql, params):
+                prefix = term[: term.index("_", term.index("_") + 1) + 1]
+                out[(prefixes[prefix], term[len(prefix):])] = n
+        return out
+
+    def views(self, doc_ids: Sequence[int]) -> Dict[int, ViewRow]:
+        """The views with these doc_ids, by doc_id."""
+        out: Dict[int, ViewRow] = {}
+        for chunk in fts.chunks(sorted(set(doc_ids))):
+            for view in view_rows(self.conn, "v.doc_id IN (%s)" % ",".join("?" * len(chunk)), chunk):
+                out[view.doc_id] = view
+        return out
+
+    def context_views(self, session_key: int, first: int, last: int) -> List[ViewRow]:
+        """The windows and segments of a session that overlap messages `first`..`last`."""
+        return list(view_rows(
+            self.conn, "v.session_key = ? AND v.last_seq >= ? AND v.first_seq <= ? AND v.kind != 'message'",
+            (session_key, first, last)))
+
+    def message_row(self, session_key: int, seq: int) -> MessageRow:
+        """The stored message at position `seq` of a session this reader has read (session())."""
+        return self._sessions[session_key].rows[seq]
+
+    # -- inspection: stats, a session's views, a user's index terms ------------------
+
+    def database_counts(self) -> Dict[str, object]:
+        """Counts for the whole database, and the index settings of this snapshot."""
+        c = self.conn
+        return {
+            "users": c.execute("SELECT count(*) FROM users").fetchone()[0],
+            "sessions": c.execute("SELECT count(*) FROM sessions").fetchone()[0],
+            "messages": c.execute("SELECT count(*) FROM messages").fetchone()[0],
+            "views": c.execute("SELECT count(*) FROM views").fetchone()[0],
+            "schema_version": c.execute("PRAGMA user_version").fetchone()[0],
+            "index": dict(self.settings._asdict()),
+        }
+
+    def user_counts(self, user_id: str) -> Dict[str, object]:
+        """Counts for one user (`exists` False if unknown)."""
+        c = self.conn
+        user_key = self.user_key(user_id)
+        if user_key is None:
+            return {"user_id": user_id, "exists": False}
+        per_kind = self.stats(user_key)
+        sessions, messages = c.execute(
+            "SELECT count(*), coalesce(sum(n_messages), 0) FROM sessions WHERE user_key = ?", (user_key,)
+        ).fetchone()
+        return {
+            "user_id": user_id,
+            "exists": True,
+            "sessions": sessions,
+            "messages": messages,
+            "views": {kind: n for kind, (n, _) in sorted(per_kind.items())},
+            "indexed_tokens": sum(total for _, total in per_kind.values()),
+            "requests": c.execute("SELECT count(*) FROM requests WHERE user_key = ?", (user_key,)).fetchone()[0],
+        }
+
+    def session_views(self, user_id: str, session_id: str) -> List[Span]:
+        """The views a session has now, in a stable order."""
+        rows = self.conn.execute(
+            "SELECT v.kind, v.first_seq, v.last_seq FROM views v"
+            " JOIN sessions s ON s.session_key = v.session_key JOIN users u ON u.user_key = s.user_key"
+            " WHERE u.user_id = ? AND s.session_id = ?",
+            (user_id, session_id),
+        ).fetchall()
+        return sorted((Span(*row) for row in rows), key=lambda s: (KINDS.index(s.kind), s.first))
+
+    def index_terms(self, user_key: int) -> List[str]:
+        """Every FTS5 index term stored under a user key."""
+        sql, params = fts.user_terms_sql(user_key)
+        return [row[0] for row in self.conn.execute(sql, params)]

@@ -1,0 +1,64 @@
+"""The rows storage takes in and hands out: a new message, a view, a stored message.
+
+Also the two reads that the write path and the readers share, written once here:
+a user's key (lookup_user_key()) and the SELECT that yields ViewRows (view_rows()).
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import sqlite3
+from typing import Iterator, List, NamedTuple, Optional, Sequence
+
+from ..text import timeexpr
+from .ids import view_id
+
+
+class NewMessage(NamedTuple):
+    role: str
+    content: str
+    timestamp_ms: Optional[int]
+
+
+class ViewRow(NamedTuple):
+    doc_id: int
+    session_key: int
+    session_id: str
+    tag: str
+    kind: str
+    first: int
+    last: int
+    length: int
+    session_messages: int  # the session's message count when read: its version (session_cache.py)
+
+    @property
+    def id(self) -> str:
+        return view_id(self.kind, self.tag, self.first, self.last)
+
+
+class MessageRow(NamedTuple):
+    seq: int
+    role: str
+    content: str
+    timestamp_ms: Optional[int]
+    times: str  # JSON: the dates the text mentions or implies (features.Derived.times)
+
+    def resolutions(self) -> List[timeexpr.Resolution]:
+        return [timeexpr.Resolution(e, datetime.date.fromisoformat(a), datetime.date.fromisoformat(b), r, 0)
+                for e, a, b, r in json.loads(self.times or "[]")]
+
+
+_VIEW_ROWS_SQL = ("SELECT v.doc_id, v.session_key, s.session_id, s.tag, v.kind, v.first_seq, v.last_seq, v.length,"
+                  " s.n_messages FROM views v JOIN sessions s ON s.session_key = v.session_key WHERE ")
+
+
+def view_rows(conn: sqlite3.Connection, where: str, params: Sequence[object]) -> Iterator[ViewRow]:
+    """The views (with their session's id, tag and message count) that satisfy `where` over `v` and `s`."""
+    for row in conn.execute(_VIEW_ROWS_SQL + where, params):
+        yield ViewRow(*row)
+
+
+def lookup_user_key(conn: sqlite3.Connection, user_id: str) -> Optional[int]:
+    """The internal key of a user, or None if unknown."""
+    row = conn.execute("SELECT user_key FROM users WHERE user_id = ?", (user_id,)).fetchone()
+    return row[0] if row else None

@@ -1,0 +1,157 @@
+"""The database's schema: its tables, the migrations that build and upgrade them, and the checks.
+
+Tables (schema version 2):
+
+- `users`: one row per user_id, with an internal `user_key`; `user_stats` holds the
+  user's own index statistics per view kind (document count, total tokens) for BM25.
+- `meta`: the index version and index settings (ViewSettings) the index was built
+  with, and the index `generation`, bumped whenever existing data changes under
+  readers (a rebuild, a deleted user) (settings.py).
+- `requests`: one row per stored Add, keyed by (user, request_id): the idempotency record.
+- `sessions`: one row per (user, session_id): message count, where the last segment
+  starts, and the `tag` that makes message and view ids readable, stable and unique
+  in the database (session_tag(); migration 2 gave every session its tag of this kind).
+- `messages`: every message verbatim (role, content, timestamp, the Add's request_id,
+  its 1-based position in the session), with its speaker label and tokens as derived
+  at write time. The verbatim columns are never updated.
+- `views`: each retrieval view as a range of one session's messages; its `doc_id` is
+  its rowid in the FTS5 index. A view's text is never stored twice: its content is
+  its messages' content, its indexed terms its messages' tokens.
+"""
+from __future__ import annotations
+
+import shlex
+import sqlite3
+from typing import Callable, List, Union
+
+from . import fts
+from ..errors import StoreError
+from .connection import transaction
+from .ids import free_tag
+from .settings import reindex_command
+
+
+def _retag_sessions(conn: sqlite3.Connection) -> None:
+    """Migration 2: every session's tag from (user_id, session_id), unique, given in session order."""
+    rows = conn.execute("SELECT s.session_key, u.user_id, s.session_id FROM sessions s"
+                        " JOIN users u ON u.user_key = s.user_key ORDER BY s.session_key").fetchall()
+    taken = set()
+    for session_key, user_id, session_id in rows:
+        tag = free_tag(user_id, session_id, taken.__contains__)
+        taken.add(tag)
+        conn.execute("UPDATE sessions SET tag = ? WHERE session_key = ?", (tag, session_key))
+
+
+Migration = Union[str, Callable[[sqlite3.Connection], None]]
+
+# Each entry upgrades the schema from version i to i+1 (SQL, or a function of the connection
+# for what SQL cannot say); never edit a shipped entry.
+MIGRATIONS: List[List[Migration]] = [
+    [
+        """CREATE TABLE users (
+            user_key INTEGER PRIMARY KEY AUTOINCREMENT,
+            user_id TEXT NOT NULL UNIQUE
+        )""",
+        """CREATE TABLE user_stats (
+            user_key INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            n_docs INTEGER NOT NULL,
+            total_length INTEGER NOT NULL,
+            PRIMARY KEY (user_key, kind)
+        ) WITHOUT ROWID""",
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
+        """CREATE TABLE requests (
+            user_key INTEGER NOT NULL,
+            request_id TEXT NOT NULL,
+            session_key INTEGER NOT NULL,
+            n_messages INTEGER NOT NULL,
+            received_ms INTEGER NOT NULL,
+            PRIMARY KEY (user_key, request_id)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE sessions (
+            session_key INTEGER PRIMARY KEY AUTOINCREMENT,
+            user_key INTEGER NOT NULL,
+            session_id TEXT NOT NULL,
+            tag TEXT NOT NULL,
+            n_messages INTEGER NOT NULL DEFAULT 0,
+            segment_start INTEGER NOT NULL DEFAULT 1,
+            UNIQUE (user_key, session_id)
+        )""",
+        """CREATE TABLE messages (
+            session_key INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            content TEXT NOT NULL,
+            timestamp_ms INTEGER,
+            request_id TEXT NOT NULL,
+            speaker TEXT NOT NULL,
+            tokens TEXT NOT NULL,
+            times TEXT NOT NULL,
+            PRIMARY KEY (session_key, seq)
+        )""",
+        """CREATE TABLE views (
+            doc_id INTEGER PRIMARY KEY,
+            session_key INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            first_seq INTEGER NOT NULL,
+            last_seq INTEGER NOT NULL,
+            length INTEGER NOT NULL
+        )""",
+        "CREATE INDEX views_by_session ON views (session_key, last_seq)",
+    ]
+    + fts.CREATE_SQL,
+    [
+        # Session tags were sha256(session_id): two users' sessions of one session_id shared ids.
+        _retag_sessions,
+        "CREATE UNIQUE INDEX sessions_by_tag ON sessions (tag)",
+    ],
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def check_fts5() -> None:
+    """Raise StoreError unless this Python's SQLite is 3.24+ (upserts) and built with FTS5."""
+    if sqlite3.sqlite_version_info < (3, 24, 0):
+        raise StoreError("flowmem needs SQLite 3.24 or newer; this Python has %s" % sqlite3.sqlite_version)
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE probe USING fts5(x)")
+    except sqlite3.OperationalError:
+        raise StoreError(
+            "this Python's SQLite %s has no FTS5; flowmem needs a Python whose sqlite3 "
+            "module is built with FTS5 (the python.org and most distribution builds are)" % sqlite3.sqlite_version
+        )
+    finally:
+        conn.close()
+
+
+def check_schema(conn: sqlite3.Connection, path: str, create: bool, read_only: bool) -> None:
+    """Refuse a database from a newer flowmem; read-only, also one that needs a migration."""
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        empty = version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+    except sqlite3.DatabaseError as e:
+        raise StoreError("cannot open database %s: %s" % (path, e))
+    if version > SCHEMA_VERSION:
+        raise StoreError("database %s has schema version %d; this flowmem knows up to %d (upgrade flowmem)"
+                         % (path, version, SCHEMA_VERSION))
+    if empty and not create:
+        raise StoreError("%s is empty, not a flowmem database; create one with `flowmem init --db %s`"
+                         % (path, shlex.quote(path)))
+    if read_only and version < SCHEMA_VERSION:
+        raise StoreError("database %s has schema version %d and needs an upgrade to %d, which a read-only open "
+                         "cannot do; open it once read-write (`%s` upgrades it)"
+                         % (path, version, SCHEMA_VERSION, reindex_command(path, {})))
+
+
+def migrate(conn: sqlite3.Connection, path: str) -> None:
+    """Upgrade the schema to SCHEMA_VERSION, one transaction per version (the caller holds the write lock)."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    for target in range(version + 1, SCHEMA_VERSION + 1):
+        with transaction(conn, "BEGIN IMMEDIATE", path):
+            for step in MIGRATIONS[target - 1]:
+                if callable(step):
+                    step(conn)
+                else:
+                    conn.execute(step)
+            conn.execute("PRAGMA user_version = %d" % target)
