@@ -49,7 +49,7 @@ class Config:
     # measurement of what it costs in RSS and what it saves in search time.
     cache_messages: int = 200_000
     # Index settings: fixed per database. None means "as the database was built"; a new database
-    # gets the defaults of store.ViewSettings (the only place they are written). A value given
+    # gets the defaults of storage.settings.ViewSettings (the only place they are written). A value given
     # that differs from the database's is refused, naming the `flowmem reindex` that applies it.
     window_size: Optional[int] = None
     segment_max_messages: Optional[int] = None

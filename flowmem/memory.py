@@ -7,7 +7,9 @@ call it, so they all run the same code path.
 The index settings of a Config (window_size ... resolve_times) are the ones asked for
 explicitly; None leaves each to the database, and store.py refuses a differing one. A
 new database takes those given when it is created (by init(), or by the first Memory
-on the file); reindex() is the only way to change those of an existing one.
+on the file); reindex() is the only way to change those of an existing one. The
+Ranking that search weighs and bounds its work with is built here from the Config
+(make_ranking()): retrieval takes it as given.
 """
 from __future__ import annotations
 
@@ -16,10 +18,26 @@ from typing import Any, Callable, Dict, Mapping, Optional
 
 from . import __version__
 from .config import Config
-from .search import make_ranking, search
+from .retrieval.pipeline import search
+from .retrieval.ranking import Ranking
 from .storage.settings import ViewSettings
 from .storage.store import Store, init_database
 from .validation import parse_add, parse_search
+
+
+def make_ranking(config: Any = None, index: Optional[ViewSettings] = None) -> Ranking:
+    """The Ranking a Config describes (the default Config if none) for an index with `index`'s settings.
+
+    `stem` and `resolve_times` are the index's, never the Config's: a question must be
+    read as the messages were (default: a new database's settings).
+    """
+    config = config or Config()
+    index = index or ViewSettings()
+    return Ranking(config.bm25_k1, config.bm25_b, config.rrf_k, config.weights(), config.adjacency_top,
+                   config.candidate_pool, config.context_pool, config.head_size, config.feedback_docs,
+                   config.feedback_terms, config.postings_budget, config.tail_weights(), config.view_kind, config.message_share,
+                   config.state_update_window, index.stem, index.resolve_times, config.date_prefix,
+                   config.time_annotations)
 
 
 def index_settings(config: Config) -> Dict[str, Any]:
@@ -35,7 +53,7 @@ def init(config: Config) -> ViewSettings:
 def reindex(config: Config, progress: Optional[Callable[[int, int], None]] = None) -> ViewSettings:
     """Rebuild the index of the existing database `config.db`, with the index settings given (the rest kept).
 
-    Safe while a server has the file open (store.Store.reindex). `progress(done, total)`
+    Safe while a server has the file open (storage.store.Store.reindex). `progress(done, total)`
     counts messages. Returns the settings the index now has.
     """
     store = Store(config.db, synchronous=config.synchronous, create=False, check_index=False)
@@ -101,7 +119,7 @@ class Memory:
         return self.store.stats(user_id)
 
     def backup(self, target: str, force: bool = False) -> Dict[str, Any]:
-        """A consistent, checked, self-contained copy of the database at `target` (store.Store.backup)."""
+        """A consistent, checked, self-contained copy of the database at `target` (storage.store.Store.backup)."""
         return self.store.backup(target, force)
 
     def close(self) -> None:

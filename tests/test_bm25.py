@@ -2,10 +2,11 @@
 import sqlite3
 import unittest
 
-from flowmem import bm25
+from flowmem.memory import make_ranking
+from flowmem.retrieval import bm25
+from flowmem.retrieval.pipeline import candidates
+from flowmem.retrieval.query import analyze
 from flowmem.text import timeexpr
-from flowmem.query import analyze
-from flowmem.search import candidates, make_ranking
 from flowmem.text.tokenize import split_speaker, tokenize
 
 from tests.helpers import MemoryTestCase, add_body

@@ -1,6 +1,6 @@
 import unittest
 
-from flowmem.fusion import fuse, ranks
+from flowmem.retrieval.fusion import fuse, ranks
 
 
 class RanksTest(unittest.TestCase):

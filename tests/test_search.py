@@ -168,9 +168,9 @@ print(json.dumps(out, sort_keys=True))
     COVERAGE_SCRIPT = r"""
 import sys
 sys.path.insert(0, sys.argv[1])
-from flowmem import signals
-from flowmem.candidates import Pool
-from flowmem.query import analyze
+from flowmem.retrieval import signals
+from flowmem.retrieval.candidates import Pool
+from flowmem.retrieval.query import analyze
 terms = ["w%d" % i for i in range(12)]
 query = analyze(" ".join(terms), stemmed=False, dates=False)
 idf = {t: 1.0 / (3 + i) + 0.1 * i for i, t in enumerate(terms)}

@@ -3,7 +3,7 @@ and the bounds on what a search reads of its query and options."""
 import time
 import unittest
 
-from flowmem import query
+from flowmem.retrieval import query
 from flowmem.errors import InvalidField
 from flowmem.validation import MAX_OPTION_CHARS, MAX_OPTIONS, MAX_QUERY_CHARS, parse_search
 

@@ -37,8 +37,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
-from flowmem import config, query, validation  # noqa: E402
+from flowmem import config, validation  # noqa: E402
 from flowmem.memory import Memory  # noqa: E402
+from flowmem.retrieval import query  # noqa: E402
 from flowmem.text.tokenize import QUESTION_STOPWORDS, split_speaker, words  # noqa: E402
 from tools.eval import DEFAULT_LOCOMO  # noqa: E402
 from tools.evalkit import dataset as datasets, replay  # noqa: E402

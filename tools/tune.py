@@ -6,8 +6,8 @@
     python tools/tune.py --set weight_segment=0 --show
 
 The dataset is indexed once; each question's candidates and signal scores are computed
-once with flowmem's own search code (search.candidates, search.rankings); then every
-trial re-fuses them (search.rank) with other weights, which is the exact ranking the
+once with flowmem's own search code (pipeline.candidates, pipeline.rankings); then every
+trial re-fuses them (pipeline.rank) with other weights, which is the exact ranking the
 server would produce for those settings. The objective is the mean of the four target
 metrics in message-budget rank: Hit@1, Hit@10, Recall@100 and MRR over all questions.
 
@@ -26,8 +26,10 @@ if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 from flowmem import config as flowmem_config  # noqa: E402
-from flowmem import search  # noqa: E402
-from flowmem.query import analyze  # noqa: E402
+from flowmem.memory import make_ranking  # noqa: E402
+from flowmem.retrieval import pipeline  # noqa: E402
+from flowmem.retrieval.query import analyze  # noqa: E402
+from flowmem.retrieval.ranking import Ranking  # noqa: E402
 from flowmem.storage.ids import message_id  # noqa: E402
 from tools.evalkit import dataset as datasets, metrics, runner  # noqa: E402
 from tools.evalkit.replay import InProcessClient, TurnMap  # noqa: E402
@@ -72,15 +74,15 @@ def prepare(data: datasets.Dataset, config: flowmem_config.Config) -> List[Prepa
                 user_key = reader.user_key(conversation.user_id)
                 for q in conversation.questions:
                     query = analyze(q.question, q.options or (), memory._ranking.stem, memory._ranking.resolve_times)
-                    pool = search.candidates(reader, user_key, query, memory._ranking)
-                    out.append(Prepared(q.qid, q.category, q.gold, query, pool, search.rankings(query, pool), turn_map))
+                    pool = pipeline.candidates(reader, user_key, query, memory._ranking)
+                    out.append(Prepared(q.qid, q.category, q.gold, query, pool, pipeline.rankings(query, pool), turn_map))
         return out
     finally:
         client.close()
 
 
-def ranking_of(settings: Dict[str, Any]) -> search.Ranking:
-    return search.make_ranking(flowmem_config.load(dict(settings, db="unused"), environ={}))
+def ranking_of(settings: Dict[str, Any]) -> Ranking:
+    return make_ranking(flowmem_config.load(dict(settings, db="unused"), environ={}))
 
 
 def score(prepared: Sequence[Prepared], settings: Dict[str, Any], top_k: int = 100) -> Dict[str, float]:
@@ -88,10 +90,10 @@ def score(prepared: Sequence[Prepared], settings: Dict[str, Any], top_k: int = 1
     ranking = ranking_of(settings)
     outcomes = []
     for p in prepared:
-        order, fused, _ = search.rank(p.pool, p.scored, ranking)
-        order, fused, _ = search.update_states(p.query, p.pool, order, fused, p.text_of, ranking)
+        order, fused, _ = pipeline.rank(p.pool, p.scored, ranking)
+        order, fused, _ = pipeline.update_states(p.query, p.pool, order, fused, p.text_of, ranking)
         items = []
-        for pick in search.picks(p.pool, order, fused, ranking, top_k)[:top_k]:
+        for pick in pipeline.picks(p.pool, order, fused, ranking, top_k)[:top_k]:
             tag = p.pool.messages[pick.anchor].tag
             ids = [message_id(tag, seq) for seq in range(pick.first, pick.last + 1)]
             items.append({"id": ids[0], "source_message_ids": ids})

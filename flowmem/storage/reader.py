@@ -21,7 +21,7 @@ class Reader:
     """Queries of one read transaction; obtained from Store.reading().
 
     `settings` are the index settings of this transaction's snapshot: a question must
-    be analysed with them (search.py), whatever the Store's were when it started.
+    be analysed with them (retrieval/pipeline.py), whatever the Store's were when it started.
     """
 
     def __init__(self, conn: sqlite3.Connection, cache: Optional[SessionCache] = None,

@@ -9,80 +9,28 @@
 4. the guarded state-update rerank (state_update.py);
 5. items: messages first, then windows of new evidence (selection.py), each with the
    signals that put it there; content is the stored messages verbatim, with their
-   day and resolved times (render()).
+   day and resolved times (items.py).
+
+How it weighs and bounds each step is one Ranking (ranking.py), given by the caller.
 
 Every ordering ends in a stable key (session tag, position), never storage order.
 """
 from __future__ import annotations
 
-import datetime
 import heapq
-from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ..storage.reader import Reader
+from ..storage.store import Store
 from . import signals, state_update
-from .config import Config
-from .fusion import fuse, ranks
-from .query import Query, analyze
 from .candidates import Key, Limits, Pool, build
+from .fusion import fuse, ranks
+from .items import item
+from .query import Query, analyze
+from .ranking import Ranking
 from .selection import Pick, select
-from .text import timeexpr
-from .storage.ids import message_id, view_id
-from .storage.reader import Reader
-from .storage.settings import ViewSettings
-from .storage.store import Store
-
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 SIGNALS = ("bm25", "window", "segment", "coverage", "phrase", "names", "speaker", "numbers", "dated")
-
-
-class Ranking(NamedTuple):
-    """How search weighs and bounds its work; built from a Config by `make_ranking()`, whose defaults are measured."""
-
-    k1: float
-    b: float
-    rrf_k: float
-    weights: Tuple[Tuple[str, float], ...]  # (signal, weight) in the head of the ranking
-    adjacency_top: int
-    pool_size: int
-    context_size: int
-    head_size: int
-    feedback_docs: int
-    feedback_terms: int
-    postings_budget: int
-    tail_weights: Tuple[Tuple[str, float], ...]  # (signal, weight) that differ past the head
-    view_kind: str
-    message_share: float
-    state_update_window: int
-    stem: bool  # questions are stemmed as the index is (search() takes it from the snapshot it reads)
-    resolve_times: bool  # questions' dates become date tokens as the index's do (likewise)
-    date_prefix: bool  # output: each item's lines start with their day, "[2023-05-08] "
-    time_annotations: bool  # output: resolved relative times follow the text, "(yesterday = 2023-05-07)"
-
-    def weight(self, name: str) -> float:
-        return dict(self.weights).get(name, 0.0)
-
-
-def make_ranking(config: Any = None, index: Optional[ViewSettings] = None) -> Ranking:
-    """The Ranking a Config describes (the default Config if none) for an index with `index`'s settings.
-
-    `stem` and `resolve_times` are the index's, never the Config's: a question must be
-    read as the messages were (default: a new database's settings).
-    """
-    config = config or Config()
-    index = index or ViewSettings()
-    return Ranking(config.bm25_k1, config.bm25_b, config.rrf_k, config.weights(), config.adjacency_top,
-                   config.candidate_pool, config.context_pool, config.head_size, config.feedback_docs,
-                   config.feedback_terms, config.postings_budget, config.tail_weights(), config.view_kind, config.message_share,
-                   config.state_update_window, index.stem, index.resolve_times, config.date_prefix,
-                   config.time_annotations)
-
-
-def iso_time(timestamp_ms: Optional[int]) -> Optional[str]:
-    """Unix milliseconds as ISO-8601 UTC (`2023-05-08T13:56:00.000+00:00`), None if unknown."""
-    if timestamp_ms is None:
-        return None
-    return (_EPOCH + datetime.timedelta(milliseconds=timestamp_ms)).isoformat(timespec="milliseconds")
 
 
 def candidates(reader: Reader, user_key: int, query: Query, ranking: Ranking) -> Pool:
@@ -154,41 +102,6 @@ def _ordered(fused: Mapping[Key, float], pool: Pool, first: Optional[int] = None
     return sorted(fused, key=order) if first is None else heapq.nsmallest(first, fused, key=order)
 
 
-def render(rows: Sequence[Any], date_prefix: bool, time_annotations: bool) -> str:
-    """A view's content: its messages verbatim, one per line, each line that starts a new day
-    prefixed with it ("[2023-05-08] "), resolved relative times after the text."""
-    lines = []
-    previous_day = None
-    for row in rows:
-        line = row.content
-        if time_annotations and row.times:
-            note = timeexpr.annotation(row.resolutions())
-            if note:
-                line = "%s %s" % (line, note)
-        day = timeexpr.day_of(row.timestamp_ms)
-        if date_prefix and day is not None and day != previous_day:
-            line = "[%s] %s" % (day.isoformat(), line)
-        previous_day = day
-        lines.append(line)
-    return "\n".join(lines)
-
-
-def item(pool: Pool, pick: Pick, rows: Sequence[Any], audit: Dict[str, int], ranking: Ranking) -> Dict[str, Any]:
-    """One contract item with provenance: content is the view's stored messages (render())."""
-    anchor = pool.messages[pick.anchor]
-    known = [r.timestamp_ms for r in rows if r.timestamp_ms is not None]
-    return {
-        "id": view_id(pick.kind, anchor.tag, pick.first, pick.last),
-        "content": render(rows, ranking.date_prefix, ranking.time_annotations),
-        "score": pick.score,
-        "created_at": iso_time(known[0] if known else None),
-        "view": pick.kind,
-        "source_message_ids": [message_id(anchor.tag, r.seq) for r in rows],
-        "session_id": anchor.session_id,
-        "signals": audit,
-    }
-
-
 def update_states(query: Query, pool: Pool, order: Sequence[Key], scores: Mapping[Key, float],
                   text_of: Callable[[Key], str],
                   ranking: Ranking) -> Tuple[List[Key], Dict[Key, float], List[Tuple[Key, Key]]]:
@@ -211,14 +124,13 @@ def picks(pool: Pool, order: Sequence[Key], scores: Mapping[Key, float], ranking
     return select(order, scores, pool, top_k, ranking.view_kind, ranking.message_share, spare=20)
 
 
-def search(store: Store, user_id: str, question: str, top_k: int, options: Sequence[str] = (),
-           ranking: Optional[Ranking] = None) -> List[Dict[str, Any]]:
-    """The `top_k` best evidence items of `user_id`'s memory for `question` (default ranking: Config's).
+def search(store: Store, user_id: str, question: str, top_k: int, options: Sequence[str],
+           ranking: Ranking) -> List[Dict[str, Any]]:
+    """The `top_k` best evidence items of `user_id`'s memory for `question`, ranked as `ranking` says.
 
     The question is read with the index settings of the snapshot searched, not those
     the ranking was made with: another process may have rebuilt the index since.
     """
-    ranking = ranking or make_ranking()
     if top_k <= 0:
         return []
     with store.reading() as reader:

@@ -20,13 +20,13 @@ from __future__ import annotations
 import heapq
 from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
+from ..storage import fts
+from ..storage.reader import Reader
+from ..storage.rows import ViewRow
+from ..text import timeexpr
+from ..text.tokenize import STEMMED_STOPWORDS
 from . import bm25
-from .storage import fts
-from .text import timeexpr
 from .query import Query
-from .storage.reader import Reader
-from .storage.rows import ViewRow
-from .text.tokenize import STEMMED_STOPWORDS
 
 Key = Tuple[int, int]  # (session_key, position in session)
 _FEEDBACK_BATCH = 8  # feedback words whose postings one query reads
@@ -57,7 +57,7 @@ class Pool(NamedTuple):
 
 
 class Limits(NamedTuple):
-    """BM25 parameters and the pool's bounds (from the Config, through search.make_ranking)."""
+    """BM25 parameters and the pool's bounds (from the Config, through the Ranking: ranking.py)."""
 
     k1: float
     b: float

@@ -19,9 +19,9 @@ import re
 from itertools import islice
 from typing import Iterable, List, NamedTuple, Sequence, Tuple, TypeVar
 
-from .text import timeexpr
-from .text.stem import stem
-from .text.tokenize import QUESTION_STOPWORDS, query_terms, tokenize, unique, words
+from ..text import timeexpr
+from ..text.stem import stem
+from ..text.tokenize import QUESTION_STOPWORDS, query_terms, tokenize, unique, words
 
 WHEN, FIRST, LAST, CURRENT = "when", "first", "last", "current"
 

@@ -1,0 +1,61 @@
+"""Result items: what the contract returns for a chosen view, with its provenance.
+
+An item's content is its view's stored messages verbatim, one per line, each line
+that starts a new day prefixed with it and resolved relative times after the text
+(render()); its id and source_message_ids are the public ids of the view and its
+messages (storage/ids.py); created_at is its first known time, in ISO-8601 UTC.
+"""
+from __future__ import annotations
+
+import datetime
+from typing import Any, Dict, Optional, Sequence
+
+from ..storage.ids import message_id, view_id
+from ..text import timeexpr
+from .candidates import Pool
+from .ranking import Ranking
+from .selection import Pick
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def iso_time(timestamp_ms: Optional[int]) -> Optional[str]:
+    """Unix milliseconds as ISO-8601 UTC (`2023-05-08T13:56:00.000+00:00`), None if unknown."""
+    if timestamp_ms is None:
+        return None
+    return (_EPOCH + datetime.timedelta(milliseconds=timestamp_ms)).isoformat(timespec="milliseconds")
+
+
+def render(rows: Sequence[Any], date_prefix: bool, time_annotations: bool) -> str:
+    """A view's content: its messages verbatim, one per line, each line that starts a new day
+    prefixed with it ("[2023-05-08] "), resolved relative times after the text."""
+    lines = []
+    previous_day = None
+    for row in rows:
+        line = row.content
+        if time_annotations and row.times:
+            note = timeexpr.annotation(row.resolutions())
+            if note:
+                line = "%s %s" % (line, note)
+        day = timeexpr.day_of(row.timestamp_ms)
+        if date_prefix and day is not None and day != previous_day:
+            line = "[%s] %s" % (day.isoformat(), line)
+        previous_day = day
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def item(pool: Pool, pick: Pick, rows: Sequence[Any], audit: Dict[str, int], ranking: Ranking) -> Dict[str, Any]:
+    """One contract item with provenance: content is the view's stored messages (render())."""
+    anchor = pool.messages[pick.anchor]
+    known = [r.timestamp_ms for r in rows if r.timestamp_ms is not None]
+    return {
+        "id": view_id(pick.kind, anchor.tag, pick.first, pick.last),
+        "content": render(rows, ranking.date_prefix, ranking.time_annotations),
+        "score": pick.score,
+        "created_at": iso_time(known[0] if known else None),
+        "view": pick.kind,
+        "source_message_ids": [message_id(anchor.tag, r.seq) for r in rows],
+        "session_id": anchor.session_id,
+        "signals": audit,
+    }
