@@ -20,8 +20,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from . import __version__, config as config_module
 from .errors import BadRequest, FlowmemError
-from .http_api import decode_json_object
-from .http_server import serve
+from .http.api import decode_json_object
+from .http.server import serve
 from .memory import Memory, init, reindex
 from .storage.settings import ViewSettings, flag_value
 

@@ -26,7 +26,7 @@ class Config:
     api_key_file: Optional[str] = None
     max_body_bytes: int = 8 * 1024 * 1024
     max_inflight: int = 512
-    # Connections (http_server.py). A request must arrive whole within request_timeout_s of its
+    # Connections (http/server.py). A request must arrive whole within request_timeout_s of its
     # first byte (a new connection: of connecting); an idle keep-alive connection is closed after
     # keepalive_timeout_s; at most max_connections are open (the oldest unfinished one gives way);
     # requests run on `workers` threads (a quarter of them, at least one, for writes); SIGTERM lets
@@ -40,7 +40,7 @@ class Config:
     shutdown_timeout_s: float = 10.0
     max_connections: int = 1024
     workers: int = 8
-    # Browsers (http_api.py): Host names answered besides the loopback ones (comma-separated; on a
+    # Browsers (http/api.py): Host names answered besides the loopback ones (comma-separated; on a
     # public address, empty means any), and web page origins allowed to call flowmem (none by default).
     allowed_hosts: str = ""
     allowed_origins: str = ""

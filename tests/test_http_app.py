@@ -3,7 +3,7 @@ import json
 
 from flowmem.config import load
 from flowmem.errors import StorageFull
-from flowmem.http_api import App
+from flowmem.http.api import App
 
 from tests.helpers import MemoryTestCase, add_body
 

@@ -2,7 +2,7 @@
 import unittest
 
 from flowmem.errors import BadRequest, HeadersTooLarge, PayloadTooLarge
-from flowmem.http_framing import MAX_HEAD_BYTES, RequestFramer
+from flowmem.http.framing import MAX_HEAD_BYTES, RequestFramer
 
 HEAD = b"POST /add HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 

@@ -14,8 +14,8 @@ import time
 import unittest
 
 from flowmem.config import load
-from flowmem.http_api import App
-from flowmem.http_server import Server
+from flowmem.http.api import App
+from flowmem.http.server import Server
 
 from tests.helpers import MemoryTestCase, add_body
 from tests.server import ServerProcess
@@ -305,7 +305,7 @@ class BrowserAttackOverHttpTest(InProcessServerTest):
 
 class LogLineTest(unittest.TestCase):
     def test_control_characters_and_long_paths_reach_the_log_escaped_and_cut(self):
-        from flowmem.http_server import log_request
+        from flowmem.http.server import log_request
         with self.assertLogs("flowmem.http", "INFO") as logs:
             log_request("GE\x1bT", "/se\x1b[2Jarch\x07" + "a" * 60_000 + "?q=secret", 400, time.perf_counter())
         line = logs.output[0]

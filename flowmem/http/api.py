@@ -2,8 +2,8 @@
 
 `App.handle` turns one whole request (method, path, headers, body) into a Response and
 holds all of flowmem's HTTP policy, so it can be tested without a socket. Connections,
-framing, timeouts and threads are http_server.py's; which requests a web page may make
-is http_guard.py's; every error a caller can cause is a FlowmemError that becomes its
+framing, timeouts and threads are server.py's; which requests a web page may make
+is guard.py's; every error a caller can cause is a FlowmemError that becomes its
 status and the contract's `{"detail": {"reason": ...}}` body here, in `error_response`.
 """
 from __future__ import annotations
@@ -13,10 +13,10 @@ import json
 import logging
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
-from .config import Config
-from .errors import BadRequest, FlowmemError, MethodNotAllowed, NotFound, RetryLater, Unauthorized
-from .http_guard import BrowserGuard
-from .memory import Memory
+from ..config import Config
+from ..errors import BadRequest, FlowmemError, MethodNotAllowed, NotFound, RetryLater, Unauthorized
+from ..memory import Memory
+from .guard import BrowserGuard
 
 log = logging.getLogger("flowmem.http")
 
@@ -110,7 +110,7 @@ class App:
         self.guard = BrowserGuard(config.host, config.allowed_hosts, config.allowed_origins)
 
     def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Response:
-        """Answer one request; `body` is already read whole and within its limit (http_framing.py)."""
+        """Answer one request; `body` is already read whole and within its limit (framing.py)."""
         cors: List[Tuple[str, str]] = []
         try:
             self.guard.check_host(headers.get("Host"))

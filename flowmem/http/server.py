@@ -7,7 +7,7 @@ liked: 1,000 such clients held 1,000 threads, and 520 held every slot. Here:
 
 - One loop (this module's `Server`, on the thread that calls `serve_forever`) owns
   every socket. It accepts, reads what arrives into the connection's buffer and asks
-  the framer (http_framing.py) whether a whole request is there. A request must
+  the framer (framing.py) whether a whole request is there. A request must
   arrive whole within `request_timeout_s` of its first byte (of connecting, for a new
   connection), or the connection is closed (408 if part of a request came); an idle
   keep-alive connection is closed after `keepalive_timeout_s`. A slow client costs a
@@ -46,13 +46,13 @@ import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Deque, Dict, Optional, Set, Tuple
 
-from . import __version__
-from .config import Config
-from .errors import FlowmemError, Overloaded, RequestTimeout, Unavailable
-from .http_api import App, Response, error_response, json_response, writes
-from .http_framing import Request, RequestFramer
-from .http_guard import is_loopback
-from .memory import Memory
+from .. import __version__
+from ..config import Config
+from ..errors import FlowmemError, Overloaded, RequestTimeout, Unavailable
+from ..memory import Memory
+from .api import App, Response, error_response, json_response, writes
+from .framing import Request, RequestFramer
+from .guard import is_loopback
 
 log = logging.getLogger("flowmem.http")
 

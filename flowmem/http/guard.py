@@ -24,7 +24,7 @@ from __future__ import annotations
 import ipaddress
 from typing import FrozenSet, List, Mapping, Optional, Tuple
 
-from .errors import Forbidden, MisdirectedRequest, UnsupportedMediaType
+from ..errors import Forbidden, MisdirectedRequest, UnsupportedMediaType
 
 FORM_TYPES = ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data")
 LOOPBACK_NAMES = ("localhost",)

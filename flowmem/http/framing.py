@@ -1,6 +1,6 @@
 """Where one HTTP/1.1 request ends in a stream of bytes, found incrementally and within limits.
 
-The connection loop (http_server.py) reads whatever a client sends into a buffer and
+The connection loop (server.py) reads whatever a client sends into a buffer and
 asks `RequestFramer.feed` whether a whole request has arrived. Only then does a worker
 thread see it, so a slow or stalled client holds a buffer, never a thread or an
 in-flight slot.
@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import List, NamedTuple, Optional, Tuple
 
-from .errors import BadRequest, HeadersTooLarge, PayloadTooLarge
+from ..errors import BadRequest, HeadersTooLarge, PayloadTooLarge
 
 MAX_HEAD_BYTES = 64 * 1024  # request line and headers together; http.server allows 64 KiB per line
 MAX_HEADERS = 100  # as http.client's parse_headers
