@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 from . import __version__, config as config_module
 from .errors import BadRequest, FlowmemError
 from .http.api import decode_json_object
-from .http.server import serve
+from .http.run import serve
 from .memory import Memory, init, reindex
 from .storage.settings import ViewSettings, flag_value
 

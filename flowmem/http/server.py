@@ -13,7 +13,7 @@ liked: 1,000 such clients held 1,000 threads, and 520 held every slot. Here:
   keep-alive connection is closed after `keepalive_timeout_s`. A slow client costs a
   socket and a buffer, never a thread.
 - Only whole requests go to the `workers` threads, which run the http.server
-  handler (`Handler`) over the request's bytes and App's policy; only whole requests
+  handler (`Handler`, handler.py) over the request's bytes and App's policy; only whole requests
   count against `max_inflight` (more get 429), and one that waited in its lane longer
   than the request timeout is answered 429 without being run. A quarter of the workers take the
   writes (Adds), the rest everything else: writes queue for the database's single
@@ -33,26 +33,21 @@ liked: 1,000 such clients held 1,000 threads, and 520 held every slot. Here:
 from __future__ import annotations
 
 import collections
-import email.utils
 import errno
-import http
-import io
 import logging
 import queue
 import selectors
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler
-from typing import Any, Callable, Deque, Dict, Optional, Set, Tuple
+from typing import Any, Deque, Dict, Optional, Set, Tuple
 
-from .. import __version__
 from ..config import Config
 from ..errors import FlowmemError, Overloaded, RequestTimeout, Unavailable
-from ..memory import Memory
-from .api import App, Response, error_response, json_response, writes
+from .api import App, error_response
+from .connection import Connection, listen, raise_file_limit
 from .framing import Request, RequestFramer
-from .guard import is_loopback
+from .handler import answer, is_write, log_request, serialize
 
 log = logging.getLogger("flowmem.http")
 
@@ -60,103 +55,7 @@ SMALL_BUFFER = 64 * 1024  # what any connection may buffer outside the shared bu
 BUFFER_BUDGET = 256 * 1024 * 1024  # all connections' buffered bytes beyond SMALL_BUFFER each
 LINGER_S = 2.0  # how long a closing connection is read (and discarded) for its client to see the response
 SWEEP_S = 0.25  # how often deadlines are checked
-RESERVED_FILES = 256  # file descriptors kept for the database, the log and the listener
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-_SERVER = "flowmem/" + __version__
-
-
-def serialize(response: Response, close: bool, head_only: bool = False) -> bytes:
-    """A response as bytes on the wire (status line, headers, body)."""
-    try:
-        phrase = http.HTTPStatus(response.status).phrase
-    except ValueError:
-        phrase = ""
-    lines = ["HTTP/1.1 %d %s" % (response.status, phrase), "Server: " + _SERVER,
-             "Date: " + email.utils.formatdate(usegmt=True)]
-    lines += ["%s: %s" % header for header in response.headers]
-    lines.append("Content-Length: %d" % len(response.body))
-    if close:
-        lines.append("Connection: close")
-    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-    return head if head_only else head + response.body
-
-
-def printable(text: str, limit: int) -> str:
-    """`text` cut to `limit` characters, anything but printable ASCII escaped: a client's bytes
-    must not reach the operator's terminal as control sequences."""
-    cut = text[:limit]
-    out = "".join(c if " " < c < "\x7f" else "\\x%02x" % ord(c) if ord(c) < 256 else "\\u%04x" % ord(c)
-                  for c in cut)
-    return out + ("..." if len(text) > limit else "")
-
-
-def log_request(method: str, path: str, status: int, started: float) -> None:
-    """The one log line of a request: method, path (no query string), status, time; never content."""
-    log.info("%s %s %d %.1fms", printable(method, 20), printable(path.split("?", 1)[0], 200), status,
-             (time.perf_counter() - started) * 1000)
-
-
-class Handler(BaseHTTPRequestHandler):
-    """Answers one request the loop has read whole: http.server parses it, App decides.
-
-    Holds no policy: it parses the request line and headers, hands them and the body
-    to App.handle, and serializes App's Response.
-    """
-
-    protocol_version = "HTTP/1.1"
-    # Answer even a garbled request line with a status line and headers, never bare HTTP/0.9.
-    default_request_version = "HTTP/1.0"
-
-    def __init__(self, request: Request, app: App, closing: bool, received: float):
-        # BaseHTTPRequestHandler.__init__ would read a socket; this request is already read whole.
-        self.rfile = io.BytesIO(request.head)
-        self.wfile = io.BytesIO()
-        self.body = request.body
-        self.app = app
-        self.closing = closing
-        self.received = received
-        self.path = "-"
-
-    def respond(self) -> Tuple[bytes, bool]:
-        """The response's bytes, and whether the connection closes after them."""
-        self.close_connection = True
-        self.raw_requestline = self.rfile.readline(65537)
-        if self.parse_request():  # else parse_request has called send_error
-            response = self.app.handle(self.command, self.path, self.headers, self.body)
-            self.close_connection = self.close_connection or self.closing
-            self._send(response)
-        return self.wfile.getvalue(), self.close_connection
-
-    def handle_expect_100(self) -> bool:
-        return True  # the loop sent "100 Continue" when it mattered: before the body arrived
-
-    def _send(self, response: Response) -> None:
-        self.wfile.write(serialize(response, self.close_connection, self.command == "HEAD"))
-        log_request(self.command or "-", self.path, response.status, self.received)
-
-    def send_error(self, code: int, message: Optional[str] = None, explain: Optional[str] = None) -> None:
-        # http.server's own rejections (bad request line or version, bad headers) in the JSON error shape.
-        self.close_connection = True
-        self._send(json_response(code, {"detail": {"reason": message or http.HTTPStatus(code).phrase}}))
-
-
-class Connection:
-    """One client connection, as the loop sees it."""
-
-    def __init__(self, sock: socket.socket, now: float, request_timeout_s: float, max_body_bytes: int):
-        self.sock = sock
-        self.buffer = bytearray()  # received, not yet part of a dispatched request
-        self.framer = RequestFramer(max_body_bytes)
-        self.out = memoryview(b"")  # response bytes the client has not taken yet
-        self.busy = False  # a worker holds its request
-        self.idle = False  # waiting on keep-alive for a next request
-        self.closing = False  # close once `out` is sent
-        self.draining = False  # response sent; reading until the client closes
-        self.continued = False  # "100 Continue" sent for the current request
-        self.closed = False
-        self.since = now  # when it began to wait for (the rest of) a request
-        self.deadline = now + request_timeout_s
-        self.events = 0  # what the selector watches for
 
 
 class Server:
@@ -165,8 +64,8 @@ class Server:
     def __init__(self, app: App, config: Config):
         self.app = app
         self.config = config
-        self.max_connections = _raise_file_limit(config.max_connections)
-        self.listener = _listen(config.host, config.port)
+        self.max_connections = raise_file_limit(config.max_connections)
+        self.listener = listen(config.host, config.port)
         self.address: Tuple[str, int] = self.listener.getsockname()[:2]
         self.selector = selectors.DefaultSelector()
         self._wake_r, self._wake_w = socket.socketpair()
@@ -336,15 +235,7 @@ class Server:
             if job is None:
                 return
             conn, request, received = job
-            waited = time.perf_counter() - received
-            try:
-                if waited > self.config.request_timeout_s:
-                    data, close = self._shed(request, waited), False
-                else:
-                    data, close = Handler(request, self.app, self.stopping, received).respond()
-            except Exception:  # a bug in the handler itself; App.handle catches its own
-                log.exception("internal error while answering a request")
-                data, close = serialize(json_response(500, {"detail": {"reason": "internal error"}}), True), True
+            data, close = answer(request, self.app, self.stopping, received, self.config.request_timeout_s)
             sent = 0
             try:
                 sent = conn.sock.send(data)
@@ -354,15 +245,6 @@ class Server:
                 data, close = b"", True  # the client is gone
             self.done.append((conn, data[sent:], close))
             self._wake()
-
-    def _shed(self, request: Request, waited: float) -> bytes:
-        """429 for a request that waited in its lane past the request timeout: under a flood, answers
-        come back within about that time, as 429s the client retries, instead of after minutes."""
-        error = Overloaded("the request waited %.0f s for a worker; retry shortly" % waited)
-        words = request.head.split(b"\n", 1)[0].split()
-        log_request(words[0].decode("latin-1") if words else "-",
-                    words[1].decode("latin-1") if len(words) > 1 else "-", error.status, time.perf_counter() - waited)
-        return serialize(error_response(error), False)
 
     def _finish_responses(self, now: float) -> None:
         while self.done:
@@ -501,71 +383,3 @@ class Server:
         self.selector.close()
         self._wake_r.close()
         self._wake_w.close()
-
-
-def is_write(head: bytes) -> bool:
-    """Whether a request (its head) writes to the database: its worker may wait for the write lock."""
-    words = head.split(b"\n", 1)[0].split()
-    if len(words) < 2:
-        return False
-    return writes(words[0].decode("latin-1"), words[1].decode("latin-1"))
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    return socket.create_server((host, port), family=family, backlog=1024)
-
-
-def _raise_file_limit(max_connections: int) -> int:
-    """Raise the soft limit on open files to fit `max_connections`; the number of connections that fit."""
-    try:
-        import resource
-    except ImportError:  # not on Unix: the platform's limit applies
-        return max_connections
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = max_connections + RESERVED_FILES
-    if soft != resource.RLIM_INFINITY and soft < wanted:
-        new = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
-            soft = new
-        except (ValueError, OSError):
-            pass
-    if soft != resource.RLIM_INFINITY and soft < wanted:
-        fits = max(1, soft - RESERVED_FILES)
-        log.warning("only %d open files allowed: at most %d connections, not %d", soft, fits, max_connections)
-        return fits
-    return max_connections
-
-
-def serve(config: Config, ready: Optional[Callable[[Tuple[str, int]], None]] = None) -> None:
-    """Serve until SIGINT or SIGTERM; requests received whole are answered, then the database closes."""
-    import signal
-
-    memory = Memory(config)
-    try:
-        server = Server(App(memory, config), config)
-    except BaseException:
-        memory.close()
-        raise
-
-    def stop(signum: int, frame: Any) -> None:
-        log.info("signal %d: finishing received requests and stopping", signum)
-        server.stop()
-
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    host, port = server.address
-    if not is_loopback(config.host) and not config.key():
-        log.warning("listening on %s without an API key: anyone who can reach it can read and write every "
-                    "user's memory; set FLOWMEM_API_KEY or --api-key-file", config.host or "all addresses")
-    log.info("flowmem %s serving on http://%s:%d (database %s)", __version__,
-             "[%s]" % host if ":" in host else host, port, config.db)
-    if ready:
-        ready((host, port))
-    try:
-        server.serve_forever()
-    finally:
-        memory.close()
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-        log.info("stopped; database closed")
