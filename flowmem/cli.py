@@ -1,8 +1,13 @@
-"""The `flowmem` command: serve, add, search, delete-user, stats, init, reindex, backup.
+"""The `flowmem` command: serve, add, search, delete-user, stats, init, reindex, backup, settings.
 
 Every command only parses arguments, builds a Config and calls the core (Memory or
 the HTTP server). `add` and `search` work directly on a database file, no server
-needed. Errors print one line and exit non-zero; never a traceback.
+needed. Errors print one line and exit non-zero; never a traceback. A command used
+wrongly raises UsageError, the CLI's own error: HTTP statuses are the HTTP layer's.
+
+Every setting of config.Config is a flag, `--<name with dashes>`, with the help text
+declared beside the field; `settings` prints them all as the Markdown table that
+README.md's Settings section holds a copy of (tests/test_cli.py compares the two).
 
 Only `serve`, `add` and `init` create a database; the others refuse a missing file.
 `search`, `stats` and `backup` open it read-only, so they work on read-only files
@@ -20,32 +25,79 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from . import __version__, config as config_module
 from .errors import BadRequest, FlowmemError
-from .http.api import decode_json_object
 from .http.run import serve
 from .memory import Memory, init, reindex
 from .storage.settings import ViewSettings, flag_value
+from .validation import decode_json_object
 
-SERVER_ONLY = ("host", "port", "api_key", "api_key_file", "max_body_bytes", "max_inflight", "request_timeout_s",
-               "keepalive_timeout_s", "shutdown_timeout_s", "max_connections", "workers", "allowed_hosts",
-               "allowed_origins", "log_level")
+# Settings that are no flag: a key on the command line would show in `ps` (use FLOWMEM_API_KEY or the file).
+NOT_FLAGS = ("api_key",)
+# The group of settings only `serve` takes; the other commands take every other group.
+SERVER_GROUP = "server"
+
+
+class UsageError(FlowmemError):
+    """A command used wrongly, or input it cannot read: the CLI's own error, printed as one line."""
+
+
+def flag_name(name: str) -> str:
+    """The command-line flag of setting `name`: `--<name with dashes>`."""
+    return "--" + name.replace("_", "-")
+
+
+def _default_text(setting: config_module.Setting, value: Callable[[str], str] = str) -> str:
+    """A setting's default as --help and the table say it, each value shown by `value`.
+
+    An index setting's default is the database's own; a new database's is ViewSettings'.
+    """
+    if setting.group == "index":
+        return "as the database was built (a new one: %s)" % value(flag_value(getattr(ViewSettings(), setting.name)))
+    if setting.default is None or setting.default == "":
+        return "none"
+    return value(flag_value(setting.default))
 
 
 def _settings_flags(parser: argparse.ArgumentParser, server: bool) -> None:
-    group = parser.add_argument_group("settings (each also read from FLOWMEM_<NAME>, e.g. FLOWMEM_DB)")
-    defaults = config_module.Config()
-    for name in config_module.field_names():
-        if name in SERVER_ONLY and not server:
+    """A flag for every setting a command takes (all of them for `serve`), grouped as config.GROUPS."""
+    first = True
+    for group, title in config_module.GROUPS.items():
+        if group == SERVER_GROUP and not server:
             continue
-        if name == "api_key":
-            continue  # a key on the command line would show in `ps`; use the file or FLOWMEM_API_KEY
-        default = getattr(defaults, name)
-        if name in ViewSettings._fields:
-            shown = "as the database was built (a new one: %s)" % (flag_value(getattr(ViewSettings(), name)),)
-        else:
-            shown = "%s" % (default,)
-        group.add_argument("--" + name.replace("_", "-"), dest=name, type=config_module.field_type(name), default=None,
-                           metavar=name.upper(), help="default: " + shown)
+        arguments = parser.add_argument_group(
+            "settings: " + title, "Each setting is also read from FLOWMEM_<NAME> (e.g. FLOWMEM_DB); a flag wins. "
+            "Yes/no settings take 1/0, yes/no, true/false or on/off." if first else None)
+        first = False
+        for setting in config_module.settings():
+            if setting.group != group or setting.name in NOT_FLAGS:
+                continue
+            # argparse expands %-formats in help texts: a literal % must be doubled.
+            text = "%s (default: %s)" % (setting.help, _default_text(setting))
+            arguments.add_argument(flag_name(setting.name), dest=setting.name, type=config_module.field_type(setting.name),
+                                   default=None, metavar=setting.name.upper(), help=text.replace("%", "%%"))
 
+
+def _cell(text: str) -> str:
+    # A | would end the cell and a < could open an HTML tag in Markdown.
+    return text.replace("|", "\\|").replace("<", "&lt;")
+
+
+def settings_table() -> str:
+    """Every setting as Markdown: per group of config.GROUPS, a table of flag, variable, default and help.
+
+    `flowmem settings` prints it; README.md's Settings section holds a copy, which
+    tests/test_cli.py checks is identical.
+    """
+    lines: List[str] = []
+    for group, title in config_module.GROUPS.items():
+        lines += ["", "**%s%s**" % (title[0].upper(), title[1:]), "",
+                  "| flag | variable | default | what |", "|---|---|---|---|"]
+        for setting in config_module.settings():
+            if setting.group != group:
+                continue
+            shown = "no flag" if setting.name in NOT_FLAGS else "`%s`" % flag_name(setting.name)
+            default = _default_text(setting, lambda text: "`%s`" % text)
+            lines.append("| %s | `%s` | %s | %s |" % (shown, setting.variable, default, _cell(setting.help)))
+    return "\n".join(lines[1:]) + "\n"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -100,6 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "on the file waits for it and then reads the new index. Progress goes to stderr.")
     _settings_flags(p, server=False)
 
+    commands.add_parser("settings", help="print every setting as a Markdown table (flag, variable, default, what)",
+                        description="Print every setting, with its flag, FLOWMEM_ variable, default and what it "
+                        "does, as the Markdown tables of README.md's Settings section.")
+
     p = commands.add_parser("backup", help="copy the database consistently while a server keeps serving",
                             description="Copy the database to one self-contained file (journal mode DELETE) from a "
                             "single snapshot, check the copy's integrity, then move it into place.")
@@ -114,7 +170,7 @@ def _add_bodies(args: argparse.Namespace) -> List[Dict[str, Any]]:
         missing = [flag for flag, value in (("--user", args.user), ("--session", args.session),
                                             ("--content", args.content)) if value is None]
         if missing:
-            raise BadRequest("give a file of Add bodies, or a single message with %s" % ", ".join(missing))
+            raise UsageError("give a file of Add bodies, or a single message with %s" % ", ".join(missing))
         message: Dict[str, Any] = {"role": args.role, "content": args.content}
         if args.timestamp is not None:
             message["timestamp"] = args.timestamp
@@ -134,23 +190,23 @@ def _parse_bodies(data: bytes) -> Iterable[Dict[str, Any]]:
         try:
             items = json.loads(stripped.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as e:
-            raise BadRequest("input is not a JSON array of Add bodies: %s" % e)
+            raise UsageError("input is not a JSON array of Add bodies: %s" % e) from e
         for i, item in enumerate(items):
             if not isinstance(item, dict):
-                raise BadRequest("item %d of the input array is not a JSON object" % i)
+                raise UsageError("item %d of the input array is not a JSON object" % i)
             yield item
         return
     try:
         yield decode_json_object(stripped)
         return
     except BadRequest:
-        pass
+        pass  # not one JSON object: one per line, then
     for number, line in enumerate(stripped.splitlines(), 1):
         if line.strip():
             try:
                 yield decode_json_object(line)
             except BadRequest as e:
-                raise BadRequest("line %d: %s" % (number, e.reason))
+                raise UsageError("line %d: %s" % (number, e.reason)) from e
 
 
 def _print_hits(data: Sequence[Dict[str, Any]]) -> None:
@@ -188,6 +244,9 @@ OPENING = {"add": (False, True), "search": (True, False), "stats": (True, False)
 
 def run(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "settings":
+        print(settings_table(), end="")  # the defaults: no settings are read for it
+        return 0
     flags = {name: getattr(args, name, None) for name in config_module.field_names()}
     config = config_module.load(flags)
     if args.command == "serve":
@@ -214,7 +273,7 @@ def run(argv: Optional[Sequence[str]] = None) -> int:
                 _print_hits(result["data"])
         elif args.command == "delete-user":
             if not memory.delete_user(args.user):
-                raise BadRequest("no user %r in %s" % (args.user, config.db))
+                raise UsageError("no user %r in %s" % (args.user, config.db))
             print("deleted user %r" % args.user)
         elif args.command == "stats":
             print(json.dumps(memory.stats(args.user), ensure_ascii=False, indent=2))

@@ -1,96 +1,157 @@
 """All settings in one dataclass, read from defaults, then FLOWMEM_* variables, then flags.
 
-Every field `name` can be set by the environment variable `FLOWMEM_<NAME>` and by the
-command-line flag `--<name with dashes>`; a flag wins over the environment, which wins
-over the default.
+Every field `name` can be set by the environment variable `FLOWMEM_<NAME>` and, but for
+`api_key` (a command line shows in `ps`), by the command-line flag `--<name with dashes>`;
+a flag wins over the environment, which wins over the default.
+
+Each setting is declared once, here: its type, its default and its help text
+(`setting()`), and the group it belongs to. The CLI's `--help`, the `flowmem settings`
+table and the README's copy of that table are all made from these declarations, so
+they cannot disagree with the code.
+
+Config is also the one place that turns settings into what each layer takes, by
+keyword: `index_settings()` for storage (the index settings asked for explicitly;
+None leaves one to the database, and a new database's defaults live in
+storage.settings.ViewSettings only) and `ranking()` for retrieval (retrieval.ranking.
+Ranking, from which retrieval builds its pool's Limits, again by keyword). Retrieval
+declares no defaults for these values (Ranking and bm25.py take every one): a value
+not passed is a TypeError, not a silent second default.
 """
 from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Mapping, Optional
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from .errors import ConfigError
+from .retrieval.ranking import Ranking
+from .storage.settings import ViewSettings
 
 ENV_PREFIX = "FLOWMEM_"
+
+# The groups settings are shown in (`--help`, `flowmem settings`), in this order: name -> title.
+GROUPS = {
+    "database": "the database (every command)",
+    "server": "the server (serve only)",
+    "index": "the index (fixed per database: leave them out to use the database's)",
+    "results": "what a search returns",
+    "ranking": "how a search ranks (defaults chosen by measurement: README.md, How it works)",
+}
+
+
+def setting(default: Any, group: str, help: str) -> Any:
+    """A Config field: its `default`, the `group` it is shown in (GROUPS) and its one-line `help`.
+
+    The help says what the setting does and its unit; the CLI adds the default.
+    """
+    if group not in GROUPS:
+        raise ValueError("unknown settings group %r" % group)
+    return dataclasses.field(default=default, metadata={"group": group, "help": help})
 
 
 @dataclasses.dataclass(frozen=True)
 class Config:
     """flowmem's settings. Retrieval defaults are the measured ones (see README)."""
 
-    db: str = "flowmem.db"
-    host: str = "127.0.0.1"
-    port: int = 8000
-    api_key: Optional[str] = None
-    api_key_file: Optional[str] = None
-    max_body_bytes: int = 8 * 1024 * 1024
-    max_inflight: int = 512
-    # Connections (http/server.py). A request must arrive whole within request_timeout_s of its
-    # first byte (a new connection: of connecting); an idle keep-alive connection is closed after
-    # keepalive_timeout_s; at most max_connections are open (the oldest unfinished one gives way);
-    # requests run on `workers` threads (a quarter of them, at least one, for writes); SIGTERM lets
-    # received requests finish for up to shutdown_timeout_s. 8 workers: in 40 s soaks of 64 clients
+    db: str = setting("flowmem.db", "database", "the SQLite database file (WAL mode)")
+    host: str = setting("127.0.0.1", "server", "the address to listen on")
+    port: int = setting(8000, "server", "the TCP port to listen on")
+    api_key: Optional[str] = setting(
+        None, "server", "the key /add and /search then require, as Authorization: Bearer KEY, Authorization: Token "
+        "KEY or X-Api-Key: KEY")
+    api_key_file: Optional[str] = setting(
+        None, "server", "a file whose first line is the API key, when FLOWMEM_API_KEY is not set")
+    max_body_bytes: int = setting(8 * 1024 * 1024, "server", "the largest request body, in bytes; larger gets 413")
+    max_inflight: int = setting(
+        512, "server", "requests received whole and not yet answered, at most; more get 429")
+    # Connections (http/server.py). 8 workers: in 40 s soaks of 64 clients
     # (`python tools/soak.py --duration 40 --preload 300 --serve-arg=--workers=N`), throughput was
     # flat from 4 to 16 workers (77-97 requests/s over runs; runs of one setting differ by ~10%)
     # and lower at 32 and 64 (78, 77: more threads contend for the GIL); 8 leaves searches 6
     # workers while 2 writes wait for the database's write lock.
-    request_timeout_s: float = 10.0
-    keepalive_timeout_s: float = 30.0
-    shutdown_timeout_s: float = 10.0
-    max_connections: int = 1024
-    workers: int = 8
-    # Browsers (http/api.py): Host names answered besides the loopback ones (comma-separated; on a
-    # public address, empty means any), and web page origins allowed to call flowmem (none by default).
-    allowed_hosts: str = ""
-    allowed_origins: str = ""
-    top_k_cap: int = 100
-    # Messages search keeps in memory between searches (session_cache.py); see the README's
-    # measurement of what it costs in RSS and what it saves in search time.
-    cache_messages: int = 200_000
+    request_timeout_s: float = setting(
+        10.0, "server", "seconds for a request to arrive whole (from its first byte, or from connecting) and for a "
+        "response to be read; else the connection is closed (408 if part of a request came)")
+    keepalive_timeout_s: float = setting(30.0, "server", "seconds an idle keep-alive connection stays open")
+    shutdown_timeout_s: float = setting(
+        10.0, "server", "seconds after SIGTERM for received requests to finish and half-sent ones to complete")
+    max_connections: int = setting(
+        1024, "server", "open connections, at most; one more makes the one that has waited longest for (the rest "
+        "of) a request give way")
+    workers: int = setting(8, "server", "threads that answer requests, a quarter of them (at least one) the Adds")
+    # Browsers (http/guard.py): on a public address, no allowed host means any.
+    allowed_hosts: str = setting(
+        "", "server", "Host names answered besides localhost and IP literals, comma-separated; on a public address, "
+        "none means any")
+    allowed_origins: str = setting(
+        "", "server", "web page origins allowed to call flowmem, with CORS, comma-separated (e.g. https://app.example)")
+    top_k_cap: int = setting(100, "results", "the largest top_k a Search gets; a larger one is clamped to it")
+    # See the README's measurement of what the session cache costs in RSS and saves in search time.
+    cache_messages: int = setting(
+        200_000, "database", "messages search keeps in memory between searches, one per 2,000 characters of a long "
+        "one (about 2.5 KB of RSS per short message)")
     # Index settings: fixed per database. None means "as the database was built"; a new database
     # gets the defaults of storage.settings.ViewSettings (the only place they are written). A value given
     # that differs from the database's is refused, naming the `flowmem reindex` that applies it.
-    window_size: Optional[int] = None
-    segment_max_messages: Optional[int] = None
-    segment_max_gap_s: Optional[int] = None
-    stem: Optional[bool] = None
-    split_speakers: Optional[bool] = None
-    resolve_times: Optional[bool] = None
-    date_prefix: bool = True
-    time_annotations: bool = True
-    bm25_k1: float = 1.2
-    bm25_b: float = 0.75
-    rrf_k: float = 60.0
-    weight_bm25: float = 0.1
-    weight_window: float = 1.0
-    weight_segment: float = 0.5
-    weight_coverage: float = 0.05
-    weight_phrase: float = 0.1
-    weight_names: float = 0.0
-    weight_speaker: float = 0.1
-    weight_numbers: float = 0.0
-    weight_options: float = 0.3
-    weight_time: float = 0.1
-    weight_adjacency: float = 0.05
-    weight_dated: float = 0.3
-    adjacency_top: int = 3
-    candidate_pool: int = 1000
-    context_pool: int = 150
-    head_size: int = 10
-    feedback_docs: int = 5
+    window_size: Optional[int] = setting(None, "index", "messages in a window view")
+    segment_max_messages: Optional[int] = setting(None, "index", "messages in a segment view, at most")
+    segment_max_gap_s: Optional[int] = setting(
+        None, "index", "seconds: a longer pause between two messages ends a segment")
+    stem: Optional[bool] = setting(None, "index", "index (and read questions as) Porter stems, not surface words")
+    split_speakers: Optional[bool] = setting(
+        None, "index", 'index a leading "Name: " label as the speaker, not as text')
+    resolve_times: Optional[bool] = setting(
+        None, "index", "index the dates messages mean, relative times resolved against their day")
+    date_prefix: bool = setting(True, "results", "start each item's lines with their day: [2023-05-08]")
+    time_annotations: bool = setting(
+        True, "results", "follow a resolved relative time with its dates: (yesterday = 2023-05-07)")
+    bm25_k1: float = setting(1.2, "ranking", "BM25 k1: how soon repeats of a word stop adding to a score")
+    bm25_b: float = setting(0.75, "ranking", "BM25 b: how much a longer text is penalised, 0 (not) to 1")
+    rrf_k: float = setting(60.0, "ranking", "rank fusion constant k: each ranking adds weight / (k + rank)")
+    weight_bm25: float = setting(0.1, "ranking", "weight of the message's own BM25")
+    weight_window: float = setting(1.0, "ranking", "weight of the best BM25 of a window holding the message")
+    weight_segment: float = setting(0.5, "ranking", "weight of the BM25 of the message's segment")
+    weight_coverage: float = setting(0.05, "ranking", "weight of the share of the question's terms in the message")
+    weight_phrase: float = setting(
+        0.1, "ranking", "weight of the question's adjacent word pairs found side by side in the message")
+    weight_names: float = setting(
+        0.0, "ranking", "weight of the names the question mentions (not speakers) in the message's text")
+    weight_speaker: float = setting(0.1, "ranking", "weight of the message being said by someone the question names")
+    weight_numbers: float = setting(0.0, "ranking", "weight of the question's numbers in the message")
+    weight_options: float = setting(0.3, "ranking", "weight of each answer option's BM25 ranking")
+    weight_time: float = setting(
+        0.1, "ranking", 'weight of time order (earliest or latest first) for "first"/"last" questions')
+    weight_adjacency: float = setting(
+        0.05, "ranking", "weight of being next to one of the best adjacency_top messages")
+    weight_dated: float = setting(0.3, "ranking", 'weight of the message stating or implying a date, for "when" questions')
+    adjacency_top: int = setting(3, "ranking", "best messages whose neighbours the adjacency ranking brings up")
+    candidate_pool: int = setting(
+        1000, "ranking", "messages a search considers, at most; past it, those with the best BM25")
+    context_pool: int = setting(150, "ranking", "best messages whose windows and segments are scored")
+    head_size: int = setting(
+        10, "ranking", "places at the top ranked with the weight_* settings; the rest with the tail_weight_* too")
+    feedback_docs: int = setting(
+        5, "ranking", "best messages whose distinctive words are searched for too (pseudo-relevance feedback); 0 turns it off")
     # 20, not the 40 tools/tune.py chose: on LoCoMo dev the two score the same (Hit@1/Hit@10/MRR
     # equal, Recall@100 0.943 vs 0.944), and 20 reads half the postings: p50 1.4 ms lower in paired
     # runs. Synthetic: one question fewer at Hit@1 (`python tools/eval.py ... --set feedback_terms=40`).
-    feedback_terms: int = 20
-    postings_budget: int = 5000
-    tail_weight_feedback: float = 0.2
-    tail_weight_speaker: float = 0.5
-    view_kind: str = "window"
-    message_share: float = 0.9
-    state_update_window: int = 20
-    synchronous: str = "FULL"
-    log_level: str = "INFO"
+    feedback_terms: int = setting(20, "ranking", "distinctive words that feedback searches for, at most")
+    postings_budget: int = setting(
+        5000, "ranking", "postings read for the question's words (and again for feedback's), at most; the commonest "
+        "words past it are skipped")
+    tail_weight_feedback: float = setting(
+        0.2, "ranking", "weight of pseudo-relevance feedback past the first head_size places")
+    tail_weight_speaker: float = setting(0.5, "ranking", "weight of the speaker ranking past the first head_size places")
+    view_kind: str = setting(
+        "window", "results", "what fills the slots after the single messages: window, segment, or message (none)")
+    message_share: float = setting(
+        0.9, "results", "share of the top_k slots that hold single messages, 0 to 1")
+    state_update_window: int = setting(
+        20, "ranking", "best messages the state-update rerank reads and may reorder; 0 turns it off")
+    synchronous: str = setting(
+        "FULL", "database", "SQLite durability: OFF, NORMAL, FULL or EXTRA; FULL means an acknowledged Add "
+        "survives power loss")
+    log_level: str = setting("INFO", "server", "the lowest level logged: DEBUG, INFO, WARNING or ERROR")
 
     def key(self) -> Optional[str]:
         """The API key: `api_key` if set, else the first line of `api_key_file`, else None."""
@@ -101,18 +162,54 @@ class Config:
                 with open(self.api_key_file, encoding="utf-8") as f:
                     key = f.readline().strip()
             except OSError as e:
-                raise ConfigError("cannot read api key file %s: %s" % (self.api_key_file, e.strerror))
+                raise ConfigError("cannot read api key file %s: %s" % (self.api_key_file, e.strerror)) from e
             if not key:
                 raise ConfigError("api key file %s is empty" % self.api_key_file)
             return key
         return None
 
-    def weights(self):
+    def index_settings(self) -> Dict[str, Any]:
+        """The index settings given explicitly, by name, for storage; those left None are the database's.
+
+        A new database takes storage.settings.ViewSettings's defaults for the rest; an
+        existing one refuses a value that differs from its own (storage.settings.index_problem).
+        """
+        return {name: getattr(self, name) for name in ViewSettings._fields if getattr(self, name) is not None}
+
+    def ranking(self, index: ViewSettings) -> Ranking:
+        """The Ranking these settings describe, for searching an index built with `index`'s settings.
+
+        `stem` and `resolve_times` are the index's, never the Config's: a question must
+        be read as the messages were (search() takes them again from the snapshot it reads).
+        """
+        return Ranking(
+            k1=self.bm25_k1,
+            b=self.bm25_b,
+            rrf_k=self.rrf_k,
+            weights=self.weights(),
+            adjacency_top=self.adjacency_top,
+            pool_size=self.candidate_pool,
+            context_size=self.context_pool,
+            head_size=self.head_size,
+            feedback_docs=self.feedback_docs,
+            feedback_terms=self.feedback_terms,
+            postings_budget=self.postings_budget,
+            tail_weights=self.tail_weights(),
+            view_kind=self.view_kind,
+            message_share=self.message_share,
+            state_update_window=self.state_update_window,
+            stem=index.stem,
+            resolve_times=index.resolve_times,
+            date_prefix=self.date_prefix,
+            time_annotations=self.time_annotations,
+        )
+
+    def weights(self) -> Tuple[Tuple[str, float], ...]:
         """(signal, weight) pairs of every `weight_<signal>` setting, in a stable order."""
         return tuple((f.name[len("weight_"):], getattr(self, f.name))
                      for f in dataclasses.fields(self) if f.name.startswith("weight_"))
 
-    def tail_weights(self):
+    def tail_weights(self) -> Tuple[Tuple[str, float], ...]:
         """(signal, weight) pairs of every `tail_weight_<signal>` setting: weights that differ in the tail."""
         return tuple((f.name[len("tail_weight_"):], getattr(self, f.name))
                      for f in dataclasses.fields(self) if f.name.startswith("tail_weight_"))
@@ -175,9 +272,9 @@ def _parse(field: dataclasses.Field, raw: str) -> Any:
             return int(raw)
         if kind == "float":
             return float(raw)
-    except ValueError:
+    except ValueError as e:
         raise ConfigError("%s%s must be a %s, got %r" % (ENV_PREFIX, field.name.upper(),
-                                                         "yes/no value" if kind == "bool" else "number", raw))
+                                                         "yes/no value" if kind == "bool" else "number", raw)) from e
     return raw
 
 
@@ -197,6 +294,22 @@ def load(flags: Optional[Mapping[str, Any]] = None, environ: Optional[Mapping[st
     return Config(**values).validate()
 
 
-def field_names():
+def field_names() -> List[str]:
     """Names of all settings, for building CLI flags."""
     return [f.name for f in dataclasses.fields(Config)]
+
+
+class Setting(NamedTuple):
+    """One setting as declared: what `--help` and the settings table show."""
+
+    name: str
+    group: str  # a key of GROUPS
+    help: str
+    default: Any
+    variable: str  # the environment variable, FLOWMEM_<NAME>
+
+
+def settings() -> List[Setting]:
+    """Every setting, in the order Config declares them."""
+    return [Setting(f.name, f.metadata["group"], f.metadata["help"], f.default, ENV_PREFIX + f.name.upper())
+            for f in dataclasses.fields(Config)]

@@ -5,11 +5,12 @@ a dict. It knows nothing of HTTP; the HTTP layer, the CLI and the evaluation too
 call it, so they all run the same code path.
 
 The index settings of a Config (window_size ... resolve_times) are the ones asked for
-explicitly; None leaves each to the database, and store.py refuses a differing one. A
-new database takes those given when it is created (by init(), or by the first Memory
-on the file); reindex() is the only way to change those of an existing one. The
-Ranking that search weighs and bounds its work with is built here from the Config
-(make_ranking()): retrieval takes it as given.
+explicitly (Config.index_settings()); None leaves each to the database, and store.py
+refuses a differing one. A new database takes those given when it is created (by
+init(), or by the first Memory on the file); reindex() is the only way to change those
+of an existing one. The Ranking that search weighs and bounds its work with is the
+Config's (Config.ranking()), for the index settings the database actually has:
+retrieval takes it as given.
 """
 from __future__ import annotations
 
@@ -25,29 +26,18 @@ from .storage.store import Store, init_database
 from .validation import parse_add, parse_search
 
 
-def make_ranking(config: Any = None, index: Optional[ViewSettings] = None) -> Ranking:
-    """The Ranking a Config describes (the default Config if none) for an index with `index`'s settings.
+def make_ranking(config: Optional[Config] = None, index: Optional[ViewSettings] = None) -> Ranking:
+    """`config.ranking(index)`, for tools and tests: the default Config if none, a new database's index if none.
 
-    `stem` and `resolve_times` are the index's, never the Config's: a question must be
-    read as the messages were (default: a new database's settings).
+    config: the settings (default: every default).
+    index: the settings of the index searched (default: those a new database gets).
     """
-    config = config or Config()
-    index = index or ViewSettings()
-    return Ranking(config.bm25_k1, config.bm25_b, config.rrf_k, config.weights(), config.adjacency_top,
-                   config.candidate_pool, config.context_pool, config.head_size, config.feedback_docs,
-                   config.feedback_terms, config.postings_budget, config.tail_weights(), config.view_kind, config.message_share,
-                   config.state_update_window, index.stem, index.resolve_times, config.date_prefix,
-                   config.time_annotations)
-
-
-def index_settings(config: Config) -> Dict[str, Any]:
-    """The index settings `config` gives explicitly, by name; the others are left to the database."""
-    return {name: getattr(config, name) for name in ViewSettings._fields if getattr(config, name) is not None}
+    return (config or Config()).ranking(index or ViewSettings())
 
 
 def init(config: Config) -> ViewSettings:
     """Create a new database at `config.db` with its index settings; StoreError if one is there."""
-    return init_database(config.db, index_settings(config), config.synchronous)
+    return init_database(config.db, settings=config.index_settings(), synchronous=config.synchronous)
 
 
 def reindex(config: Config, progress: Optional[Callable[[int, int], None]] = None) -> ViewSettings:
@@ -58,7 +48,7 @@ def reindex(config: Config, progress: Optional[Callable[[int, int], None]] = Non
     """
     store = Store(config.db, synchronous=config.synchronous, create=False, check_index=False)
     try:
-        return store.reindex(index_settings(config), progress)
+        return store.reindex(settings=config.index_settings(), progress=progress)
     finally:
         store.close()
 
@@ -74,10 +64,9 @@ class Memory:
         differ from the database's raise StoreError naming the reindex command.
         """
         self.config = config
-        self.store = Store(config.db, index_settings(config), synchronous=config.synchronous,
-                           cache_messages=config.cache_messages, read_only=read_only,
-                           create=create)
-        self._ranking = make_ranking(config, self.store.settings)
+        self.store = Store(config.db, settings=config.index_settings(), synchronous=config.synchronous,
+                           cache_messages=config.cache_messages, read_only=read_only, create=create)
+        self._ranking = config.ranking(self.store.settings)
 
     def add(self, body: Mapping[str, Any]) -> Dict[str, Any]:
         """Store an Add body (contract: request_id, user_id, session_id, messages).

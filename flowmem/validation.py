@@ -1,5 +1,8 @@
-"""Check Add and Search bodies against the contract; name the first bad field.
+"""Read request bodies and check Add and Search bodies against the contract; name the first bad field.
 
+decode_json_object() reads a body's bytes as a JSON object or raises BadRequest (the
+contract's 400). It is here, in the service, not in the HTTP layer, because the HTTP
+API and the CLI (files of Add bodies) both read bodies and must read them alike.
 Parsers take the decoded JSON object and return plain, typed requests, or raise
 InvalidField naming the field the way the contract does (`messages[2].content`).
 Unknown fields are ignored, as the contract requires.
@@ -23,11 +26,12 @@ Beyond the JSON types, three rules protect what is stored and what a search cost
 from __future__ import annotations
 
 import datetime
+import json
 import math
 import re
-from typing import Any, List, Mapping, NamedTuple, Optional
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional
 
-from .errors import InvalidField
+from .errors import BadRequest, InvalidField
 from .storage.rows import NewMessage
 
 # Unix milliseconds below 10^11 are before 1973-03-03T09:46:40Z. No conversation
@@ -54,6 +58,34 @@ MAX_OPTIONS = 16
 MAX_OPTION_CHARS = 500
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError("%s is not valid JSON" % name)
+
+
+def decode_json_object(body: bytes) -> Dict[str, Any]:
+    """`body` (UTF-8 bytes) as a JSON object, or BadRequest saying why it is not one.
+
+    NaN and Infinity are refused (they are not JSON), and so is nesting too deep to
+    decode; an integer too long to convert is refused as invalid JSON.
+    """
+    if not body.strip():
+        raise BadRequest("request body is empty; send a JSON object")
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BadRequest("request body is not UTF-8") from e
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        # The recursion's traceback is thousands of frames of the decoder: it explains nothing.
+        raise BadRequest("request body is nested too deeply") from None
+    except ValueError as e:  # JSONDecodeError, over-long integers, NaN/Infinity
+        raise BadRequest("request body is not valid JSON: %s" % e) from e
+    if not isinstance(value, dict):
+        raise BadRequest("request body must be a JSON object, got a JSON %s" % type(value).__name__)
+    return value
+
+
 class AddRequest(NamedTuple):
     request_id: str
     user_id: str
@@ -77,8 +109,8 @@ def _text(value: Any, field: str, blank_ok: bool = False) -> str:
         raise InvalidField(field, "must not be blank")
     try:
         value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidField(field, "is not valid Unicode (it holds an unpaired surrogate escape)")
+    except UnicodeEncodeError as e:
+        raise InvalidField(field, "is not valid Unicode (it holds an unpaired surrogate escape)") from e
     return value
 
 

@@ -1,10 +1,20 @@
 """The `flowmem` command, run as a user would: `python -m flowmem ...` in a child process."""
+import ast
+import difflib
 import json
 import os
+import re
 import tempfile
 import unittest
 
+from flowmem import cli, config as config_module
+from flowmem.errors import BadRequest, FlowmemError
+
 from tests.helpers import CliMixin, add_body
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+README_START = "<!-- settings: the output of `python -m flowmem settings`; tests/test_cli.py checks they match -->"
+README_END = "<!-- end of settings -->"
 
 
 class CliTest(CliMixin, unittest.TestCase):
@@ -15,7 +25,7 @@ class CliTest(CliMixin, unittest.TestCase):
         self.db = os.path.join(self.tmp.name, "cli.db")
 
     def test_every_command_has_help(self):
-        for command in ("serve", "add", "search", "delete-user", "stats", "init", "reindex", "backup"):
+        for command in ("serve", "add", "search", "delete-user", "stats", "init", "reindex", "backup", "settings"):
             with self.subTest(command=command):
                 result = self.run_cli(command, "--help")
                 self.assertEqual(result.returncode, 0)
@@ -83,6 +93,88 @@ class CliTest(CliMixin, unittest.TestCase):
         self.assertNotEqual(result.returncode, 0)
         self.assertNotIn("Traceback", result.stderr)
         self.assertIn("flowmem: error:", result.stderr)
+
+
+    def test_the_readme_settings_tables_are_what_flowmem_settings_prints(self):
+        result = self.run_cli("settings")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+            readme = f.read()
+        self.assertIn(README_START, readme)
+        block = readme.split(README_START, 1)[1].split(README_END, 1)[0]
+        if block.strip() != result.stdout.strip():
+            diff = difflib.unified_diff(block.strip().splitlines(), result.stdout.strip().splitlines(),
+                                        "README.md", "python -m flowmem settings", n=0, lineterm="")
+            self.fail("README.md's settings tables differ from the code; paste the command's output there:\n"
+                      + "\n".join(diff))
+
+    def test_the_settings_tables_list_every_setting_once_with_its_help(self):
+        table = cli.settings_table()
+        for setting in config_module.settings():
+            with self.subTest(setting=setting.name):
+                rows = [line for line in table.splitlines() if "`%s`" % setting.variable in line]
+                self.assertEqual(len(rows), 1)
+                self.assertIn(setting.help.replace("<", "&lt;"), rows[0])
+        self.assertIn("| no flag | `FLOWMEM_API_KEY` |", table)
+
+    def test_settings_prints_the_defaults_whatever_the_environment_says(self):
+        result = self.run_cli("settings", env={"FLOWMEM_PORT": "eighty", "FLOWMEM_WORKERS": "3"})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("| `--port` | `FLOWMEM_PORT` | `8000` |", result.stdout)
+        self.assertIn("| `--workers` | `FLOWMEM_WORKERS` | `8` |", result.stdout)
+
+    def test_every_flag_shows_its_help_text_and_its_default(self):
+        text = " ".join(self.run_cli("serve", "--help").stdout.split())
+        for setting in config_module.settings():
+            if setting.name == "api_key":
+                continue
+            with self.subTest(setting=setting.name):
+                self.assertIn("%s %s" % (cli.flag_name(setting.name), setting.name.upper()), text)
+                self.assertIn(" ".join(setting.help.split()), text)
+        self.assertIn("default: 8000", text)
+        self.assertIn("default: as the database was built (a new one: 3)", text)
+        # The key is no flag: a command line shows in `ps`.
+        self.assertIsNone(re.search(r"--api-key(?!-file)", text))
+
+    def test_commands_on_a_database_take_every_setting_but_the_servers(self):
+        text = " ".join(self.run_cli("search", "--help").stdout.split())
+        self.assertIn("--db DB", text)
+        self.assertIn("--weight-bm25 WEIGHT_BM25", text)
+        self.assertIn("--stem STEM", text)
+        self.assertNotIn("--port", text)
+        self.assertNotIn("--workers", text)
+
+
+class UsageErrorTest(unittest.TestCase):
+    """A command used wrongly is the CLI's own error, not an HTTP status."""
+
+    def test_a_single_message_without_its_session_is_a_usage_error(self):
+        tmp = tempfile.TemporaryDirectory(prefix="flowmem-cli-")
+        self.addCleanup(tmp.cleanup)
+        with self.assertRaises(cli.UsageError) as cm:
+            cli.run(["add", "--db", os.path.join(tmp.name, "cli.db"), "--user", "u", "--content", "hello"])
+        self.assertNotIsInstance(cm.exception, BadRequest)
+        self.assertIsInstance(cm.exception, FlowmemError)  # so main() prints it as one line
+        self.assertIn("--session", cm.exception.reason)
+
+    def test_unreadable_input_is_a_usage_error_naming_its_line_and_cause(self):
+        with self.assertRaises(cli.UsageError) as cm:
+            list(cli._parse_bodies(b'{"request_id": "r"}\n{not json}\n'))
+        self.assertNotIsInstance(cm.exception, BadRequest)
+        self.assertTrue(cm.exception.reason.startswith("line 2: request body is not valid JSON"))
+        self.assertIsInstance(cm.exception.__cause__, BadRequest)
+        with self.assertRaises(cli.UsageError) as cm:
+            list(cli._parse_bodies(b"[1, 2"))
+        self.assertIsInstance(cm.exception.__cause__, ValueError)
+        with self.assertRaises(cli.UsageError):
+            list(cli._parse_bodies(b"[1, 2]"))
+
+    def test_the_cli_takes_nothing_from_the_http_api_module(self):
+        with open(os.path.join(ROOT, "flowmem", "cli.py"), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        self.assertNotIn("http.api", modules)
+        self.assertIn("validation", modules)  # where the body decoder lives, for HTTP and CLI alike
 
 
 if __name__ == "__main__":

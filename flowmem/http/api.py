@@ -3,7 +3,8 @@
 `App.handle` turns one whole request (method, path, headers, body) into a Response and
 holds all of flowmem's HTTP policy, so it can be tested without a socket. Connections,
 framing, timeouts and threads are server.py's; which requests a web page may make
-is guard.py's; every error a caller can cause is a FlowmemError that becomes its
+is guard.py's; reading a body as a JSON object is the service's (validation.py, shared
+with the CLI); every error a caller can cause is a FlowmemError that becomes its
 status and the contract's `{"detail": {"reason": ...}}` body here, in `error_response`.
 """
 from __future__ import annotations
@@ -14,8 +15,9 @@ import logging
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from ..config import Config
-from ..errors import BadRequest, FlowmemError, MethodNotAllowed, NotFound, RetryLater, Unauthorized
+from ..errors import FlowmemError, MethodNotAllowed, NotFound, RetryLater, Unauthorized
 from ..memory import Memory
+from ..validation import decode_json_object
 from .guard import BrowserGuard
 
 log = logging.getLogger("flowmem.http")
@@ -56,29 +58,6 @@ def error_response(error: FlowmemError) -> Response:
     if isinstance(error, RetryLater):
         headers.append(("Retry-After", str(error.retry_after)))
     return json_response(error.status, {"detail": {"reason": error.reason}}, headers)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError("%s is not valid JSON" % name)
-
-
-def decode_json_object(body: bytes) -> Dict[str, Any]:
-    """The body as a JSON object, or BadRequest saying why it is not one."""
-    if not body.strip():
-        raise BadRequest("request body is empty; send a JSON object")
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BadRequest("request body is not UTF-8")
-    try:
-        value = json.loads(text, parse_constant=_reject_constant)
-    except RecursionError:
-        raise BadRequest("request body is nested too deeply")
-    except ValueError as e:  # JSONDecodeError, over-long integers, NaN/Infinity
-        raise BadRequest("request body is not valid JSON: %s" % e)
-    if not isinstance(value, dict):
-        raise BadRequest("request body must be a JSON object, got a JSON %s" % type(value).__name__)
-    return value
 
 
 def credential(headers: Mapping[str, str]) -> Optional[str]:

@@ -1,19 +1,20 @@
 """How search weighs and bounds its work: one Ranking, read by every step of the pipeline.
 
-The service builds it from its settings (memory.make_ranking()); retrieval takes it
-as given and knows nothing of where its values come from.
+The service builds it from its settings (config.Config.ranking()); retrieval takes it
+as given and knows nothing of where its values come from, so it declares no defaults:
+every value is passed, and by keyword only. Nineteen values, most of them numbers,
+passed by position are one swap away from a search that silently ranks differently;
+by keyword, a misspelt or forgotten one is a TypeError at once.
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Tuple
+from typing import Any, Dict, NamedTuple, Tuple
 
 
-class Ranking(NamedTuple):
-    """How search weighs and bounds its work; built from a Config by `make_ranking()`, whose defaults are measured."""
-
-    k1: float
-    b: float
-    rrf_k: float
+class _Fields(NamedTuple):
+    k1: float  # BM25
+    b: float  # BM25
+    rrf_k: float  # reciprocal rank fusion: a ranking adds weight / (rrf_k + rank)
     weights: Tuple[Tuple[str, float], ...]  # (signal, weight) in the head of the ranking
     adjacency_top: int
     pool_size: int
@@ -30,6 +31,23 @@ class Ranking(NamedTuple):
     resolve_times: bool  # questions' dates become date tokens as the index's do (likewise)
     date_prefix: bool  # output: each item's lines start with their day, "[2023-05-08] "
     time_annotations: bool  # output: resolved relative times follow the text, "(yesterday = 2023-05-07)"
+
+
+class Ranking(_Fields):
+    """How search weighs and bounds its work; built by keyword, from a Config by `Config.ranking()`.
+
+    Every field is required and named: `Ranking(k1=1.2, b=0.75, ...)`. `_replace()`
+    works as on any named tuple.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, **fields: Any) -> "Ranking":
+        return super().__new__(cls, **fields)
+
+    def __getnewargs_ex__(self) -> Tuple[Tuple[()], Dict[str, Any]]:
+        # copy and pickle rebuild a named tuple from its values by position; hand them over by name.
+        return (), self._asdict()
 
     def weight(self, name: str) -> float:
         return dict(self.weights).get(name, 0.0)

@@ -96,7 +96,7 @@ def decode_settings(meta: Mapping[str, str], path: str) -> ViewSettings:
             raw = values[name]
             out[name] = raw in ("1", "True") if isinstance(default, bool) else int(raw)
     except (KeyError, ValueError) as e:
-        raise StoreError("database %s has an unreadable index description (meta): %s" % (path, e))
+        raise StoreError("database %s has an unreadable index description (meta): %s" % (path, e)) from e
     return ViewSettings(**out)
 
 
