@@ -11,6 +11,8 @@ from typing import Any, Dict, List, Optional
 
 from flowmem.config import load
 from flowmem.memory import Memory
+from flowmem.storage import fts
+from flowmem.storage.views import KINDS, Span
 
 DAY_MS = 86_400_000
 T0 = 1683554160000  # 2023-05-08 13:56 UTC, a LoCoMo session date
@@ -31,6 +33,23 @@ def add_body(user: str, session: str, contents: List[str], request_id: Optional[
         "session_id": session,
         "messages": [message(c, "user" if i % 2 == 0 else "assistant", timestamp) for i, c in enumerate(contents)],
     }
+
+
+def session_views(memory: Memory, user_id: str, session_id: str) -> List[Span]:
+    """The views a session has now, read from its database, in a stable order (kind, then first message)."""
+    with memory.store.reading() as reader:
+        rows = reader.conn.execute(
+            "SELECT v.kind, v.first_seq, v.last_seq FROM views v JOIN sessions s USING (session_key)"
+            " JOIN users u USING (user_key) WHERE u.user_id = ? AND s.session_id = ?", (user_id, session_id))
+        return sorted((Span(*row) for row in rows), key=lambda s: (KINDS.index(s.kind), s.first))
+
+
+def index_terms(memory: Memory, user_key: int) -> List[str]:
+    """Every term of the FTS5 index stored under a user key (fts.py: each starts with the user's prefix)."""
+    prefix = fts.user_term_prefix(user_key)
+    with memory.store.reading() as reader:
+        terms = reader.conn.execute("SELECT term FROM %s" % fts.ROWS_TABLE)
+        return [term for (term,) in terms if term.startswith(prefix)]
 
 
 class MemoryTestCase(unittest.TestCase):

@@ -4,8 +4,9 @@ import unittest
 
 from flowmem.memory import make_ranking
 from flowmem.retrieval import bm25
-from flowmem.retrieval.pipeline import candidates
+from flowmem.retrieval.pipeline import prepare
 from flowmem.retrieval.query import analyze
+from flowmem.storage.views import MESSAGE
 from flowmem.text import timeexpr
 from flowmem.text.tokenize import split_speaker, tokenize
 
@@ -21,6 +22,8 @@ CONVERSATION = [
     "Alice: A marathon sounds hard, my knees would hate it",
     "Bob: I run ten miles every Sunday morning with my cat watching",
 ]
+# FTS5's bm25() has these parameters built in; bm25.py takes them as arguments.
+FTS5_K1, FTS5_B = 1.2, 0.75
 QUESTIONS = ("Who barks at the mailman?", "beagle puppy Rex", "marathon knees", "cat morning",
              "What does Bob do on Sunday with his cat every morning?")
 
@@ -38,6 +41,13 @@ def reference_scores(documents, terms):
     return out
 
 
+def formula_scores(terms, tf, lengths, n_docs, total_length):
+    """bm25.py's BM25 with FTS5's parameters and idf from `tf` (which holds every document): FTS5's own case."""
+    present = [t for t in terms if tf.get(t)]
+    idf = {t: bm25.idf(n_docs, len(tf[t])) for t in present}
+    return bm25.weighted_scores(present, idf, tf, lengths, n_docs, total_length, k1=FTS5_K1, b=FTS5_B)
+
+
 class Bm25ReferenceTest(unittest.TestCase):
     def test_the_formula_matches_fts5_bm25(self):
         documents = [tokenize(split_speaker(c)[1]) for c in CONVERSATION * 2]
@@ -48,8 +58,8 @@ class Bm25ReferenceTest(unittest.TestCase):
                 for t in terms:
                     if tokens.count(t):
                         tf.setdefault(t, {})[i] = tokens.count(t)
-            ours = bm25.scores(terms, tf, {i: len(d) for i, d in enumerate(documents, 1)}, len(documents),
-                               sum(len(d) for d in documents))
+            ours = formula_scores(terms, tf, {i: len(d) for i, d in enumerate(documents, 1)}, len(documents),
+                                  sum(len(d) for d in documents))
             reference = reference_scores(documents, terms)
             with self.subTest(question=question):
                 self.assertEqual(set(ours), set(reference))
@@ -61,7 +71,7 @@ class Bm25ReferenceTest(unittest.TestCase):
         self.assertEqual(bm25.idf(100, 80), 1e-6)
 
     def test_longer_documents_score_lower_for_the_same_term_count(self):
-        scores = bm25.scores(["t"], {"t": {1: 1, 2: 1}}, {1: 5, 2: 50}, n_docs=10, total_length=200)
+        scores = formula_scores(["t"], {"t": {1: 1, 2: 1}}, {1: 5, 2: 50}, n_docs=10, total_length=200)
         self.assertGreater(scores[1], scores[2])
 
 
@@ -76,9 +86,9 @@ class PerUserStatisticsTest(MemoryTestCase):
     def message_scores(self, question):
         ranking = make_ranking(self.memory.config)
         with self.memory.store.reading() as reader:
-            pool = candidates(reader, reader.user_key("solo"), analyze(question), ranking)
-        return {(v.session_key, v.first): pool.bm25[d] for d, v in pool.views.items()
-                if v.kind == "message" and d in pool.bm25}
+            pool = prepare(reader, "solo", question, (), ranking).pool
+        return {(v.session_key, v.first): pool.view_bm25[d] for d, v in pool.views.items()
+                if v.kind == MESSAGE and d in pool.view_bm25}
 
     def reference(self, question):
         with self.memory.store.reading() as reader:

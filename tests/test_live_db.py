@@ -16,7 +16,7 @@ from flowmem.errors import StoreError
 from flowmem.memory import Memory
 from flowmem.storage.store import Store
 
-from tests.helpers import CliMixin, MemoryTestCase, add_body
+from tests.helpers import CliMixin, MemoryTestCase, add_body, session_views
 
 SESSION = ["Dana: I went to a pottery workshop yesterday and it was so relaxing.",
            "Priya: Nice! What did you make?",
@@ -138,7 +138,7 @@ class LiveDatabaseTest(CliMixin, MemoryTestCase):
         self.assertIn("window_size=2", result.stdout)
         memory = self.open_memory("new.db")
         memory.add(add_body("u", "s", ["A: one", "B: two", "A: three"]))
-        windows = [s for s in memory.store.session_views("u", "s") if s.kind == "window"]
+        windows = [s for s in session_views(memory, "u", "s") if s.kind == "window"]
         self.assertEqual(windows, [("window", 1, 2), ("window", 2, 3)])
         memory.close()
         before = self.file_bytes(path)

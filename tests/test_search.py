@@ -6,7 +6,7 @@ import sys
 import unittest
 
 from flowmem.errors import InvalidField
-from flowmem.storage.views import MESSAGE, SEGMENT, WINDOW
+from flowmem.storage.views import MESSAGE, WINDOW
 
 from tests.helpers import T0, MemoryTestCase, add_body
 
@@ -175,7 +175,8 @@ terms = ["w%d" % i for i in range(12)]
 query = analyze(" ".join(terms), stemmed=False, dates=False)
 idf = {t: 1.0 / (3 + i) + 0.1 * i for i, t in enumerate(terms)}
 hits = {(1, n): frozenset(terms[n % 3:]) for n in range(6)}
-pool = Pool({}, {}, {}, [], idf, {}, sorted(hits), hits, {})
+pool = Pool(messages={}, views={}, view_bm25={}, option_view_bm25=[], idf=idf, feedback={}, matched=sorted(hits),
+            hits=hits, best_bm25={})
 print(sorted((key, repr(value)) for key, value in signals.coverage(query, pool).items()))
 """
 

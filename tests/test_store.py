@@ -11,7 +11,7 @@ from flowmem.text.stem import stem
 from flowmem.storage.schema import SCHEMA_VERSION
 from flowmem.storage.store import Store
 
-from tests.helpers import T0, MemoryTestCase, add_body, message
+from tests.helpers import T0, MemoryTestCase, add_body, index_terms, message
 
 
 class SchemaTest(MemoryTestCase):
@@ -134,12 +134,12 @@ class DeleteUserTest(MemoryTestCase):
         self.memory.add(add_body("gone", "s2", ["Zed: second session words"]))
         self.memory.add(add_body("kept", "s1", ["Kim: my quokka photo"]))
         key = self.memory.store._writer.execute("SELECT user_key FROM users WHERE user_id='gone'").fetchone()[0]
-        self.assertTrue(self.memory.store.index_terms(key))
+        self.assertTrue(index_terms(self.memory, key))
         self.assertTrue(self._file_contains(b"zanzibarian"))
 
         self.assertTrue(self.memory.delete_user("gone"))
 
-        self.assertEqual(self.memory.store.index_terms(key), [])
+        self.assertEqual(index_terms(self.memory, key), [])
         conn = self.memory.store._writer
         for table, where in (("users", "user_id = 'gone'"), ("requests", "user_key = %d" % key),
                              ("sessions", "user_key = %d" % key),

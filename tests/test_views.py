@@ -1,11 +1,21 @@
+"""Which views a session has (storage/views.py), planned whole and built piece by piece."""
 import unittest
 
-from flowmem.storage import views
-from flowmem.storage.views import MESSAGE, SEGMENT, WINDOW, Span, plan_session
+from flowmem.storage.views import KINDS, MESSAGE, SEGMENT, WINDOW, Span, plan_tail
 
-from tests.helpers import T0, MemoryTestCase, message
+from tests.helpers import T0, MemoryTestCase, message, session_views
 
 MINUTE_MS = 60_000
+
+
+def plan_session(times, n, window_size, segment_max_messages, segment_max_gap_ms):
+    """Every view of a whole `n`-message session, message views included, in session_views()' order.
+
+    A whole session is the first piece of a new one: plan_tail() from position 1.
+    """
+    spans, _ = plan_tail(times, n, 1, window_size, segment_max_messages, segment_max_gap_ms)
+    messages = [Span(MESSAGE, i, i) for i in range(1, n + 1)]
+    return sorted(messages + spans, key=lambda s: (KINDS.index(s.kind), s.first))
 
 
 class PlanTest(unittest.TestCase):
@@ -68,7 +78,7 @@ class IncrementalViewsTest(MemoryTestCase):
         msgs = self.session()
         whole = self.open_memory("whole.db")
         whole.add({"request_id": "all", "user_id": "u", "session_id": "s", "messages": msgs})
-        expected = whole.store.session_views("u", "s")
+        expected = session_views(whole, "u", "s")
         times = {i + 1: m.get("timestamp") for i, m in enumerate(msgs)}
         self.assertEqual(expected, plan_session(times, len(msgs), 3, 8, 1_800_000))
         queries = ["topic3 shared", "message number 40", "Speaker1 topic0", "word"]
@@ -76,7 +86,7 @@ class IncrementalViewsTest(MemoryTestCase):
             with self.subTest(sizes=sizes):
                 pieces = self.open_memory("pieces-%s.db" % "-".join(map(str, sizes)))
                 self.add_in_pieces(pieces, "u", msgs, sizes)
-                self.assertEqual(pieces.store.session_views("u", "s"), expected)
+                self.assertEqual(session_views(pieces, "u", "s"), expected)
                 self.assertEqual(pieces.stats("u")["indexed_tokens"], whole.stats("u")["indexed_tokens"])
                 for q in queries:
                     self.assertEqual(self.search(q, "u", 100, pieces), self.search(q, "u", 100, whole))

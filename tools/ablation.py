@@ -8,6 +8,11 @@ on the LoCoMo development split and on the synthetic suite with one setting chan
 from the defaults, and prints the four target metrics in message-budget rank, their
 change against the defaults, and for the synthetic suite the knowledge-update check
 (new value ranked first and old value still in the first 20 messages).
+
+Every answer comes from Memory.search, so from the one ranking path the server and
+tools/tune.py share (retrieval/pipeline.py: prepare(), then ranked_items()). A row
+indexes afresh because some rows change how the index is built (stemming, speakers)
+or what the candidate pool holds (feedback), which only a new database shows.
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 from flowmem import config as flowmem_config  # noqa: E402
+from flowmem.storage.views import MESSAGE  # noqa: E402
 from tools.evalkit import dataset as datasets, runner  # noqa: E402
 from tools.evalkit.replay import InProcessClient  # noqa: E402
 
@@ -50,13 +56,14 @@ def rungs() -> List[Tuple[str, Dict[str, Any]]]:
         ("tail speaker weight as in head", {"tail_weight_speaker": defaults.weight_speaker}),
         ("no separate tail (one fusion)", {"tail_weight_feedback": 0.0, "tail_weight_speaker": defaults.weight_speaker}),
         ("no feedback retrieval", {"feedback_terms": 0}),
-        ("messages only, no windows", {"view_kind": "message"}),
+        ("messages only, no windows", {"view_kind": MESSAGE}),
         ("no state-update rerank", {"state_update_window": 0}),
     ]
     return out
 
 
 def evaluate(data: datasets.Dataset, settings: Dict[str, Any]) -> Tuple[Dict[str, float], Dict[str, float]]:
+    """The overall summary and the knowledge-update check of `data` on a fresh memory with `settings`."""
     with tempfile.TemporaryDirectory(prefix="flowmem-ablation-") as tmp:
         config = flowmem_config.load(dict(settings, db=os.path.join(tmp, "a.db"), synchronous="OFF"), environ={})
         client = InProcessClient(config)

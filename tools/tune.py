@@ -5,11 +5,15 @@
     python tools/tune.py --show              # only score the current defaults
     python tools/tune.py --set weight_segment=0 --show
 
-The dataset is indexed once; each question's candidates and signal scores are computed
-once with flowmem's own search code (pipeline.candidates, pipeline.rankings); then every
-trial re-fuses them (pipeline.rank) with other weights, which is the exact ranking the
-server would produce for those settings. The objective is the mean of the four target
-metrics in message-budget rank: Hit@1, Hit@10, Recall@100 and MRR over all questions.
+The dataset is indexed once, and each question prepared once as search prepares it
+(pipeline.prepare: the question analyzed, its candidate pool, every signal's scores),
+in a read snapshot of its own as a search has. Every trial then ranks each prepared
+question with the trial's settings through pipeline.ranked_items, the very function
+search() ends with: fusion, the state-update rerank, the views that fill the slots,
+identical contents once. So a trial's figures are those the server would produce with
+its settings (tests/test_tuning.py proves the orderings equal). The objective is the
+mean of the four target metrics in message-budget rank: Hit@1, Hit@10, Recall@100 and
+MRR over all questions.
 
 Only the development split is used (`--data`); never tune on the holdout.
 """
@@ -19,20 +23,18 @@ import argparse
 import os
 import sys
 import tempfile
-from typing import Any, Dict, List, NamedTuple, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 from flowmem import config as flowmem_config  # noqa: E402
-from flowmem.memory import make_ranking  # noqa: E402
+from flowmem.memory import Memory, make_ranking  # noqa: E402
 from flowmem.retrieval import pipeline  # noqa: E402
-from flowmem.retrieval.query import analyze  # noqa: E402
 from flowmem.retrieval.ranking import Ranking  # noqa: E402
-from flowmem.storage.ids import message_id  # noqa: E402
-from tools.evalkit import dataset as datasets, metrics, runner  # noqa: E402
-from tools.evalkit.replay import InProcessClient, TurnMap  # noqa: E402
+from tools.evalkit import dataset as datasets, metrics  # noqa: E402
+from tools.evalkit.replay import InProcessClient, TurnMap, replay  # noqa: E402
 
 DEFAULT_DATA = os.path.join(REPO, "..", "shared", "data", "locomo", "locomo10-dev.json")
 TARGETS = ("hit@1", "hit@10", "recall@100", "mrr")
@@ -44,61 +46,66 @@ GRID: Dict[str, Sequence[Any]] = {
     "message_share": (0.8, 0.85, 0.9, 0.95, 1.0),
 }
 WEIGHT_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0)
+TOP_K = 100  # items per question, as tools/eval.py asks
 
 
-class Prepared(NamedTuple):
+class TuningQuestion(NamedTuple):
+    """One question of the dataset, prepared once for ranking (None: nothing can match it)."""
+
     qid: str
     category: str
     gold: List[str]
-    query: Any
-    pool: Any
-    scored: Dict[str, Dict[Any, float]]
+    prepared: Optional[pipeline.Prepared]
     turn_map: TurnMap
 
-    def text_of(self, key: Any) -> str:
-        """A pool message's verbatim text, from the dataset (what the database stores)."""
-        tag = self.pool.messages[key].tag
-        return self.turn_map.text[self.turn_map.by_message_id[message_id(tag, key[1])]]
 
-
-def prepare(data: datasets.Dataset, config: flowmem_config.Config) -> List[Prepared]:
-    """Index the dataset, then compute every question's pool and signal scores once."""
+def index_dataset(data: datasets.Dataset, config: flowmem_config.Config) -> List[TuningQuestion]:
+    """Add the dataset to a new memory with `config`, and prepare every question (prepare())."""
     client = InProcessClient(config)
     try:
-        runner.evaluate(data, client, top_k=1)
-        memory = client.memory
-        out = []
-        with memory.store.reading() as reader:
-            for conversation in data.conversations:
-                turn_map = TurnMap(conversation)
-                user_key = reader.user_key(conversation.user_id)
-                for q in conversation.questions:
-                    query = analyze(q.question, q.options or (), memory._ranking.stem, memory._ranking.resolve_times)
-                    pool = pipeline.candidates(reader, user_key, query, memory._ranking)
-                    out.append(Prepared(q.qid, q.category, q.gold, query, pool, pipeline.rankings(query, pool), turn_map))
-        return out
+        for conversation in data.conversations:
+            replay(client, conversation)
+        return prepare(data, client.memory)
     finally:
         client.close()
 
 
+def prepare(data: datasets.Dataset, memory: Memory) -> List[TuningQuestion]:
+    """Every question of `data` (already added to `memory`) prepared as memory.search prepares it.
+
+    The Ranking is the one `memory` searches with, read through public settings: its
+    Config for the index the database has. Each question gets a read snapshot of its
+    own, as each search does.
+    """
+    ranking = make_ranking(memory.config, memory.store.settings)
+    out = []
+    for conversation in data.conversations:
+        turn_map = TurnMap(conversation)
+        for q in conversation.questions:
+            with memory.store.reading() as reader:
+                prepared = pipeline.prepare(reader, conversation.user_id, q.question, q.options or (), ranking)
+            out.append(TuningQuestion(q.qid, q.category, q.gold, prepared, turn_map))
+    return out
+
+
 def ranking_of(settings: Dict[str, Any]) -> Ranking:
+    """The Ranking that a Config with `settings` (the rest defaults) searches with."""
     return make_ranking(flowmem_config.load(dict(settings, db="unused"), environ={}))
 
 
-def score(prepared: Sequence[Prepared], settings: Dict[str, Any], top_k: int = 100) -> Dict[str, float]:
-    """Summary metrics of every question under `settings` (items are single messages, as search returns)."""
+def ranked_items(question: TuningQuestion, ranking: Ranking, top_k: int = TOP_K) -> List[Dict[str, Any]]:
+    """The items memory.search would return for `question` with `ranking`: pipeline.ranked_items itself."""
+    return [] if question.prepared is None else pipeline.ranked_items(question.prepared, ranking, top_k)
+
+
+def score(questions: Sequence[TuningQuestion], settings: Dict[str, Any], top_k: int = TOP_K) -> Dict[str, float]:
+    """Summary metrics of every question with `settings`, scored as tools/eval.py scores search's items."""
     ranking = ranking_of(settings)
     outcomes = []
-    for p in prepared:
-        order, fused, _ = pipeline.rank(p.pool, p.scored, ranking)
-        order, fused, _ = pipeline.update_states(p.query, p.pool, order, fused, p.text_of, ranking)
-        items = []
-        for pick in pipeline.picks(p.pool, order, fused, ranking, top_k)[:top_k]:
-            tag = p.pool.messages[pick.anchor].tag
-            ids = [message_id(tag, seq) for seq in range(pick.first, pick.last + 1)]
-            items.append({"id": ids[0], "source_message_ids": ids})
-        outcomes.append(metrics.outcome(p.qid, p.category, p.gold, items, [p.turn_map.turns_of(i) for i in items],
-                                        {}, 0.0))
+    for q in questions:
+        items = ranked_items(q, ranking, top_k)
+        outcomes.append(metrics.outcome(q.qid, q.category, q.gold, items, [q.turn_map.turns_of(i) for i in items],
+                                        q.turn_map.text, 0.0))
     return metrics.summarize(outcomes)
 
 
@@ -110,9 +117,10 @@ def describe(summary: Dict[str, float]) -> str:
     return "objective %.4f  " % objective(summary) + "  ".join("%s %.3f" % (t, summary[t]) for t in TARGETS)
 
 
-def ascend(prepared: Sequence[Prepared], settings: Dict[str, Any], rounds: int) -> Tuple[Dict[str, Any], Dict[str, float]]:
+def ascend(questions: Sequence[TuningQuestion], settings: Dict[str, Any],
+           rounds: int) -> Tuple[Dict[str, Any], Dict[str, float]]:
     """Coordinate ascent: change one setting at a time to its best grid value, until nothing improves."""
-    best = score(prepared, settings)
+    best = score(questions, settings)
     names = sorted(n for n in flowmem_config.field_names() if "weight_" in n) + sorted(GRID)
     for round_number in range(1, rounds + 1):
         improved = False
@@ -121,7 +129,7 @@ def ascend(prepared: Sequence[Prepared], settings: Dict[str, Any], rounds: int) 
                 if settings.get(name) == value:
                     continue
                 trial = dict(settings, **{name: value})
-                result = score(prepared, trial)
+                result = score(questions, trial)
                 if objective(result) > objective(best) + 1e-9:
                     settings, best, improved = trial, result, True
                     print("round %d  %s=%s  %s" % (round_number, name, value, describe(best)), flush=True)
@@ -130,7 +138,7 @@ def ascend(prepared: Sequence[Prepared], settings: Dict[str, Any], rounds: int) 
     return settings, best
 
 
-def main(argv: Sequence[str] = None) -> int:
+def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=DEFAULT_DATA, help="LoCoMo-format file (development split only)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="start from this setting")
@@ -147,11 +155,11 @@ def main(argv: Sequence[str] = None) -> int:
         index_settings = {k: v for k, v in start.items() if not ("weight_" in k or k in GRID)}
         config = flowmem_config.load(dict(index_settings, db=os.path.join(tmp, "tune.db"), synchronous="OFF"),
                                      environ={})
-        prepared = prepare(datasets.load_locomo(args.data), config)
-    print("start  %s" % describe(score(prepared, settings)), flush=True)
+        questions = index_dataset(datasets.load_locomo(args.data), config)
+    print("start  %s" % describe(score(questions, settings)), flush=True)
     if args.show:
         return 0
-    settings, best = ascend(prepared, settings, args.rounds)
+    settings, best = ascend(questions, settings, args.rounds)
     print("best   %s" % describe(best))
     print("settings: " + " ".join("--set %s=%s" % (k, v) for k, v in sorted(settings.items())))
     return 0

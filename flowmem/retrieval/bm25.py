@@ -9,14 +9,13 @@ last bits (tests/test_bm25.py checks that against FTS5 itself).
     score(d) = sum over query terms t of idf(t) * tf*(k1+1) / (tf + k1*(1 - b + b*|d|/avgdl))
 
 FTS5 returns the negated sum (smaller is better); this module returns it positive.
+k1 and b are always passed in: their defaults are settings (config.py), declared there
+once; FTS5's own bm25() uses k1 = 1.2 and b = 0.75.
 """
 from __future__ import annotations
 
 import math
 from typing import Dict, Iterable, Mapping, Sequence, Tuple
-
-K1 = 1.2
-B = 0.75
 
 
 def idf(n_docs: int, doc_freq: int) -> float:
@@ -41,10 +40,17 @@ def weighted_scores(
     lengths: Mapping[int, int],
     n_docs: int,
     total_length: int,
-    k1: float = K1,
-    b: float = B,
+    k1: float,
+    b: float,
 ) -> Dict[int, float]:
-    """BM25 with each term's idf given in `weights` (for when document frequencies come from elsewhere)."""
+    """BM25 of every document holding at least one of `terms`, each term's idf given in `weights`.
+
+    The idf comes from the caller because document frequencies come from the index
+    (per user and view kind), not from `tf`. `tf` is {term: {doc: count}}; `lengths`
+    gives each such document's token count; `n_docs` and `total_length` are the
+    collection's document count and token total; `k1` and `b` are BM25's parameters.
+    Each document's sum is taken in the order of `terms`, so results are reproducible.
+    """
     if n_docs <= 0:
         return {}
     avg_length = total_length / n_docs if total_length else 1.0
@@ -60,23 +66,3 @@ def weighted_scores(
             out[doc] = out.get(doc, 0.0) + weight * ((count * (k1 + 1.0)) / (count + norm))
     return out
 
-
-def scores(
-    terms: Sequence[str],
-    tf: Mapping[str, Mapping[int, int]],
-    lengths: Mapping[int, int],
-    n_docs: int,
-    total_length: int,
-    k1: float = K1,
-    b: float = B,
-) -> Dict[int, float]:
-    """BM25 of every document containing at least one of `terms`.
-
-    `tf` is {term: {doc: count}} and also gives each term's document frequency;
-    `lengths` gives each such document's token count; `n_docs` and `total_length`
-    are the collection's document count and token total. Each document's sum is
-    taken in the order of `terms`, so results are reproducible.
-    """
-    present = [t for t in terms if tf.get(t)]
-    weights = {t: idf(n_docs, len(tf[t])) for t in present}
-    return weighted_scores(present, weights, tf, lengths, n_docs, total_length, k1, b)

@@ -23,6 +23,7 @@ from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tup
 from ..storage import fts
 from ..storage.reader import Reader
 from ..storage.rows import ViewRow
+from ..storage.views import KINDS, MESSAGE, SEGMENT, WINDOW
 from ..text import timeexpr
 from ..text.tokenize import STEMMED_STOPWORDS
 from . import bm25
@@ -47,13 +48,13 @@ class Pool(NamedTuple):
 
     messages: Dict[Key, Message]
     views: Dict[int, ViewRow]  # doc_id -> view
-    bm25: Dict[int, float]  # doc_id -> BM25 of the question's terms, within the view's kind
-    option_bm25: List[Dict[int, float]]  # per option: doc_id -> BM25 of the option's terms
+    view_bm25: Dict[int, float]  # doc_id -> BM25 of the question's terms, within the view's kind
+    option_view_bm25: List[Dict[int, float]]  # per option: doc_id -> BM25 of the option's terms
     idf: Dict[str, float]  # question term -> idf among message views
     feedback: Dict[Key, float]  # message -> summed weight of the feedback words it holds
     matched: List[Key]  # messages holding a question or feedback word: the only ones with tokens
     hits: Dict[Key, frozenset]  # message -> the question and option terms it holds
-    best: Dict[str, Dict[Key, float]]  # kind -> message -> best BM25 among the pool's views of that kind holding it
+    best_bm25: Dict[str, Dict[Key, float]]  # kind -> message -> best BM25 of the pool's views of that kind holding it
 
 
 class Limits(NamedTuple):
@@ -73,11 +74,11 @@ class _Scorer:
 
     def __init__(self, reader: Reader, user_key: int, limits: Limits):
         self.reader, self.user_key, self.limits = reader, user_key, limits
-        self.stats = reader.stats(user_key)
+        self.statistics = reader.bm25_statistics(user_key)
         self.df: Dict[Tuple[str, str], int] = {}
 
-    def need(self, tokens: Sequence[str], kinds: Sequence[str] = ("message", "window", "segment")) -> None:
-        missing = [t for t in dict.fromkeys(tokens) if ("message", t) not in self.df]
+    def need(self, tokens: Sequence[str], kinds: Sequence[str] = KINDS) -> None:
+        missing = [t for t in dict.fromkeys(tokens) if (MESSAGE, t) not in self.df]
         if missing:
             found = self.reader.doc_freqs(self.user_key, missing, kinds)
             for kind in kinds:
@@ -85,11 +86,11 @@ class _Scorer:
                     self.df[(kind, t)] = found.get((kind, t), 0)
 
     def idf(self, kind: str, token: str) -> float:
-        return bm25.idf(self.stats.get(kind, (0, 0))[0], self.df[(kind, token)])
+        return bm25.idf(self.statistics.get(kind, (0, 0))[0], self.df[(kind, token)])
 
     def score(self, terms: Sequence[str], kind: str, tf: Mapping[str, Mapping[int, int]],
               lengths: Mapping[int, int]) -> Dict[int, float]:
-        n_docs, total = self.stats.get(kind, (0, 0))
+        n_docs, total = self.statistics.get(kind, (0, 0))
         present = [t for t in terms if tf.get(t)]
         weights = {t: self.idf(kind, t) for t in present}
         return bm25.weighted_scores(present, weights, tf, lengths, n_docs, total, self.limits.k1, self.limits.b)
@@ -100,8 +101,8 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
     scorer = _Scorer(reader, user_key, limits)
     wanted = list(dict.fromkeys(query.terms + [t for option in query.options for t in option]))
     scorer.need(wanted)
-    tf = bm25.term_frequencies(reader.postings(user_key, "message", _affordable(wanted, scorer, limits)))
-    kept = _bound(tf, {t: scorer.idf("message", t) for t in tf}, limits, limits.pool_size)
+    tf = bm25.term_frequencies(reader.postings(user_key, MESSAGE, _affordable(wanted, scorer, limits)))
+    kept = _bound(tf, {t: scorer.idf(MESSAGE, t) for t in tf}, limits, limits.pool_size)
     if not kept:
         # Nothing said matches; a question that names a speaker still gets their latest messages.
         spoken = {doc for _, doc in reader.postings(user_key, fts.SPEAKER, query.terms)}
@@ -109,8 +110,8 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
     found = reader.views(kept)
     tf = _restrict(tf, found)
     lengths = {d: v.length for d, v in found.items()}
-    scores = scorer.score(query.terms, "message", tf, lengths)
-    option_scores = [scorer.score(option, "message", tf, lengths) for option in query.options]
+    scores = scorer.score(query.terms, MESSAGE, tf, lengths)
+    option_scores = [scorer.score(option, MESSAGE, tf, lengths) for option in query.options]
 
     feedback_words = _feedback_words(reader, found, scores, set(wanted), limits)
     feedback_docs: Dict[int, float] = {}
@@ -128,24 +129,25 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
 
     context = _context(reader, found, scores, limits)
     scores.update(_context_scores(scorer, query.terms, tf, found, context))
-    views = dict(found)
-    views.update(context)
+    pool_views = dict(found)
+    pool_views.update(context)
     matched = sorted((v.session_key, v.first) for v in found.values())
-    messages = _messages(reader, views, set(matched))
+    messages = _messages(reader, pool_views, set(matched))
     feedback = {(found[d].session_key, found[d].first): s for d, s in feedback_docs.items()}
-    idf = {t: scorer.idf("message", t) for t in query.terms if scorer.df[("message", t)]}
+    idf = {t: scorer.idf(MESSAGE, t) for t in query.terms if scorer.df[(MESSAGE, t)]}
     holds: Dict[Key, Set[str]] = {}
     for t in wanted:
         for d in tf.get(t, {}):
             if d in found:
                 holds.setdefault((found[d].session_key, found[d].first), set()).add(t)
     hits = {key: frozenset(terms) for key, terms in holds.items()}
-    return Pool(messages, views, scores, option_scores, idf, feedback, matched, hits, best_per_message(scores, views))
+    return Pool(messages, pool_views, scores, option_scores, idf, feedback, matched, hits,
+                best_per_message(scores, pool_views))
 
 
 def best_per_message(scores: Mapping[int, float], views: Mapping[int, ViewRow]) -> Dict[str, Dict[Key, float]]:
     """For each view kind, each message's best score among the scored views of that kind holding it."""
-    out: Dict[str, Dict[Key, float]] = {kind: {} for kind in fts.KIND_LETTERS}
+    out: Dict[str, Dict[Key, float]] = {kind: {} for kind in KINDS}
     for doc, score in scores.items():
         view = views[doc]
         best = out[view.kind]
@@ -167,8 +169,8 @@ def _affordable(terms: Sequence[str], scorer: _Scorer, limits: Limits) -> List[s
     """
     chosen: Set[str] = set()
     used = 0
-    for t in sorted(terms, key=lambda t: (scorer.df[("message", t)], t)):
-        n = scorer.df[("message", t)]
+    for t in sorted(terms, key=lambda t: (scorer.df[(MESSAGE, t)], t)):
+        n = scorer.df[(MESSAGE, t)]
         if chosen and used + n > limits.postings_budget:
             break
         chosen.add(t)
@@ -189,7 +191,7 @@ def _feedback_postings(reader: Reader, user_key: int, words: Mapping[str, float]
     used = 0
     for start in range(0, len(ordered), _FEEDBACK_BATCH):
         batch = ordered[start : start + _FEEDBACK_BATCH]
-        tf = bm25.term_frequencies(reader.postings(user_key, "message", batch))
+        tf = bm25.term_frequencies(reader.postings(user_key, MESSAGE, batch))
         for word in batch:
             per_doc = tf.get(word)
             if not per_doc:
@@ -262,7 +264,7 @@ def _context(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, 
 def _context_scores(scorer: _Scorer, terms: Sequence[str], tf: Mapping[str, Mapping[int, int]],
                     found: Mapping[int, ViewRow], context: Mapping[int, ViewRow]) -> Dict[int, float]:
     """BM25 of windows and segments, their term counts summed from their messages'."""
-    kinds = ("window", "segment")
+    kinds = (WINDOW, SEGMENT)
     containing: Dict[str, Dict[Key, List[int]]] = {kind: {} for kind in kinds}  # kind -> message -> views
     for d, v in context.items():
         index = containing[v.kind]

@@ -1,15 +1,15 @@
-"""Weighted reciprocal rank fusion: many rankings in, one score per item out.
+"""Weighted reciprocal rank fusion: many signals' ranks in, one fused score per item out.
 
-Each ranking scores some items (higher is better; items it does not score are left
-out). An item's rank in a ranking is 1 + the number of items scored strictly higher
-(competition ranking), so ties share a rank and a yes/no signal gives every "yes"
-the same boost. The fused score of an item is
+Each signal scores some items (higher is better; items it says nothing about are left
+out). An item's rank in a signal is 1 + the number of items scored strictly higher
+(competition ranking: competition_ranks()), so ties share a rank and a yes/no signal
+gives every "yes" the same boost. The fused score of an item is
 
-    sum over rankings r of  weight_r / (k + rank_r(item))
+    sum over signals s of  weight_s / (k + rank_s(item))
 
-which rewards items several rankings agree on without letting any one ranking's
-score scale dominate. Every ordering ends in the item's own key, so results never
-depend on dict or set order.
+which rewards items several signals agree on without letting any one signal's score
+scale dominate. Every ordering ends in the item's own key, so results never depend
+on dict or set order.
 """
 from __future__ import annotations
 
@@ -18,8 +18,11 @@ from typing import Dict, Hashable, Mapping, Optional, TypeVar
 K = TypeVar("K", bound=Hashable)
 
 
-def ranks(scores: Mapping[K, float]) -> Dict[K, int]:
-    """Competition ranks (1 = best) of the items with a positive score."""
+def competition_ranks(scores: Mapping[K, float]) -> Dict[K, int]:
+    """Competition ranks (1 = best) of the items with a positive score.
+
+    scores: one signal's score per item.
+    """
     ordered = sorted(((s, key) for key, s in scores.items() if s > 0), key=lambda p: -p[0])
     out: Dict[K, int] = {}
     previous = None
@@ -32,18 +35,20 @@ def ranks(scores: Mapping[K, float]) -> Dict[K, int]:
     return out
 
 
-def fuse(ranked: Mapping[str, Mapping[K, int]], weights: Mapping[str, float], k: float,
+def fuse(signal_ranks: Mapping[str, Mapping[K, int]], weights: Mapping[str, float], k: float,
          base: Optional[Mapping[K, float]] = None) -> Dict[K, float]:
-    """Fused score of every item some weighted ranking ranks; `ranked` holds each ranking's ranks().
+    """Fused score of every item some weighted signal ranks.
 
-    With `base` (an earlier fuse()), the rankings' terms are added to its scores: a
-    ranking computed later, or a change of weights, costs only its own items.
+    signal_ranks: {signal: its competition_ranks()}; weights: {signal: weight}, a signal
+    without one adds nothing; k: the constant in weight / (k + rank). With `base` (an
+    earlier fuse()), the signals' terms are added to its scores: a signal computed
+    later, or a change of weights, costs only its own items.
     """
     fused: Dict[K, float] = dict(base or {})
-    for name in sorted(ranked):
+    for name in sorted(signal_ranks):
         weight = weights.get(name, 0.0)
         if weight == 0:
             continue  # (a negative weight only comes as a change of weight over a base)
-        for key, rank in ranked[name].items():
+        for key, rank in signal_ranks[name].items():
             fused[key] = fused.get(key, 0.0) + weight / (k + rank)
     return fused

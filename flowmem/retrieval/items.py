@@ -45,8 +45,13 @@ def render(rows: Sequence[Any], date_prefix: bool, time_annotations: bool) -> st
     return "\n".join(lines)
 
 
-def item(pool: Pool, pick: Pick, rows: Sequence[Any], audit: Dict[str, int], ranking: Ranking) -> Dict[str, Any]:
-    """One contract item with provenance: content is the view's stored messages (render())."""
+def result_item(pool: Pool, pick: Pick, rows: Sequence[Any], audit: Dict[str, Any], ranking: Ranking) -> Dict[str, Any]:
+    """One contract item with provenance: content is the view's stored messages (render()).
+
+    rows: the stored rows of the pick's messages, in order; audit: what the item's
+    `signals` report (signal -> the anchor's rank; the state-update rerank's role);
+    ranking: its date_prefix and time_annotations say how content is rendered.
+    """
     anchor = pool.messages[pick.anchor]
     known = [r.timestamp_ms for r in rows if r.timestamp_ms is not None]
     return {

@@ -1,97 +1,200 @@
 """Search: from a question to ranked, provenance-carrying evidence items.
 
-1. analyze the question: terms, names, phrases, numbers, dates, intent (query.py);
-2. candidates: the user's messages holding a question, option or feedback word, with
-   BM25 of each message and of the windows and segments around it, over the user's
-   own statistics (candidates.py, bm25.py, fts.py);
-3. rankings over those messages (signals.py), fused by weighted reciprocal rank
-   (fusion.py): the head for precision, the tail with its own weights for recall;
-4. the guarded state-update rerank (state_update.py);
-5. items: messages first, then windows of new evidence (selection.py), each with the
-   signals that put it there; content is the stored messages verbatim, with their
-   day and resolved times (items.py).
+Search is two functions, so that serving, tuning and the ablation ladder rank with
+one code path:
 
-How it weighs and bounds each step is one Ranking (ranking.py), given by the caller.
+1. prepare(): everything search reads from the database. The question is analyzed
+   with the index settings of the snapshot read (query.py): its terms, names,
+   phrases, numbers, dates, intent. The candidate pool is built: the user's messages
+   holding a question, option or feedback word, with BM25 of each message and of the
+   windows and segments around it, over the user's own statistics (candidates.py,
+   bm25.py, fts.py). Every signal's scores over the pool are computed (signals.py).
+2. ranked_items(): from a prepared question and a Ranking to the final items, in
+   order. The signals are fused by weighted reciprocal rank (fusion.py): the head for
+   precision, the tail with its own weights for recall; then the guarded state-update
+   rerank (state_update.py); then the views that fill the slots, messages first and
+   windows of new evidence after (selection.py); then the items, each with the
+   signals that put it there, content the stored messages verbatim with their day and
+   resolved times (items.py), identical contents once.
+
+search() is prepare() then ranked_items(). tools/tune.py prepares each question once
+and calls ranked_items() with every trial's Ranking, so a tuned figure is a served one
+(tests/test_tuning.py); tools/ablation.py measures through search() itself.
+
+Words used here: a signal's *scores* ({message: score}, signals.py); its *ranks*
+(the competition ranks of those scores, fusion.py); the *fused scores*; the *order*
+(messages best first); the *Ranking* (ranking.py): the settings that weigh and bound
+every step, given by the caller.
 
 Every ordering ends in a stable key (session tag, position), never storage order.
 """
 from __future__ import annotations
 
 import heapq
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ..storage.reader import Reader
+from ..storage.rows import MessageRow
 from ..storage.store import Store
 from . import signals, state_update
 from .candidates import Key, Limits, Pool, build
-from .fusion import fuse, ranks
-from .items import item
+from .fusion import competition_ranks, fuse
+from .items import result_item
 from .query import Query, analyze
 from .ranking import Ranking
-from .selection import Pick, select
+from .selection import select_views
 
-SIGNALS = ("bm25", "window", "segment", "coverage", "phrase", "names", "speaker", "numbers", "dated")
+STATE_UPDATE = "state_update"  # what an item's `signals` report of the state-update rerank (not a signal)
+_SPARE_PICKS = 20  # picks beyond top_k: a pick whose content repeats an earlier one's gives its slot up
 
 
-def candidates(reader: Reader, user_key: int, query: Query, ranking: Ranking) -> Pool:
+class Prepared(NamedTuple):
+    """A question ready to be ranked: what it asks, its candidate pool and every signal's scores over it.
+
+    `message_row(key)` gives a pool message's stored row. It reads only what prepare()
+    brought into memory, so a Prepared outlives its read transaction: tools/tune.py
+    ranks each one again with every trial's weights.
+    """
+
+    query: Query
+    pool: Pool
+    signal_scores: Dict[str, Dict[Key, float]]  # signal -> message -> score (signal_scores())
+    message_row: Callable[[Key], MessageRow]
+
+
+class Ordered(NamedTuple):
+    """Messages best first, with their scores (never rising down the order) and what the items report."""
+
+    order: List[Key]
+    scores: Dict[Key, float]
+    audit: Dict[str, Dict[Key, Any]]  # signal -> message -> its rank; STATE_UPDATE -> message -> its role
+
+
+def search(store: Store, user_id: str, question: str, top_k: int, options: Sequence[str],
+           ranking: Ranking) -> List[Dict[str, Any]]:
+    """The `top_k` best evidence items of `user_id`'s memory for `question`, ranked as `ranking` says.
+
+    options: the question's answer options (each gets a signal of its own). One read
+    snapshot: prepare(), then ranked_items().
+    """
+    if top_k <= 0:
+        return []
+    with store.reading() as reader:
+        prepared = prepare(reader, user_id, question, options, ranking)
+        return [] if prepared is None else ranked_items(prepared, ranking, top_k)
+
+
+def prepare(reader: Reader, user_id: str, question: str, options: Sequence[str],
+            ranking: Ranking) -> Optional[Prepared]:
+    """Everything search reads for `question` in `user_id`'s memory; None when nothing can match.
+
+    reader: the snapshot searched. The question is read with that snapshot's index
+    settings, not those `ranking` was made with: another process may have rebuilt the
+    index since. ranking: its limits bound the candidate pool. None when the question
+    has no terms or the user is unknown.
+    """
+    index = reader.settings
+    query = analyze(question, options, index.stem, index.resolve_times)
+    if not query.terms:
+        return None
+    user_key = reader.user_key(user_id)
+    if user_key is None:
+        return None
+    pool = candidate_pool(reader, user_key, query, ranking)
+    return Prepared(query, pool, signal_scores(query, pool), lambda key: reader.message_row(*key))
+
+
+def candidate_pool(reader: Reader, user_key: int, query: Query, ranking: Ranking) -> Pool:
     """The candidate pool (candidates.py) under this ranking's limits."""
-    return build(reader, user_key, query, Limits(ranking.k1, ranking.b, ranking.pool_size, ranking.context_size,
-                                                 ranking.feedback_docs, ranking.feedback_terms,
-                                                 ranking.postings_budget))
+    limits = Limits(k1=ranking.k1, b=ranking.b, pool_size=ranking.pool_size, context_size=ranking.context_size,
+                    feedback_docs=ranking.feedback_docs, feedback_terms=ranking.feedback_terms,
+                    postings_budget=ranking.postings_budget)
+    return build(reader, user_key, query, limits)
 
 
-def rankings(query: Query, pool: Pool) -> Dict[str, Dict[Key, float]]:
-    """Every signal's scores over the pool (adjacency comes later: it needs a first order)."""
-    out: Dict[str, Dict[Key, float]] = {name: getattr(signals, name)(query, pool) for name in SIGNALS}
-    out.update(signals.options(query, pool))
-    out["time"] = signals.time_order(query, pool, out["bm25"] or out["window"])
-    out["feedback"] = signals.feedback(query, pool)
-    return out
+def signal_scores(query: Query, pool: Pool) -> Dict[str, Dict[Key, float]]:
+    """Every signal's scores over the pool, by signal name (signals.py).
+
+    Adjacency is not among them: it needs a first fused order (fuse_signals()).
+    """
+    scores = {name: signal(query, pool) for name, signal in signals.SIGNALS.items()}
+    scores.update(signals.option_signals(query, pool))
+    return scores
 
 
-def rank(pool: Pool, scored: Dict[str, Dict[Key, float]],
-         ranking: Ranking) -> Tuple[List[Key], Dict[Key, float], Dict[str, Dict[Key, int]]]:
-    """Messages in fused order, their fused scores, and every ranking's ranks (for audit).
+def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[str, Any]]:
+    """The `top_k` best evidence items for a prepared question, ranked as `ranking` says: what search returns.
 
-    The first `head_size` places come from the fused rankings (with the neighbours
-    of the best hits fused in); the rest from the same fusion with the tail's own
-    weights (pseudo-relevance feedback, the speaker): the head is for precision, the
-    tail for finding evidence the question's words miss.
+    The signals are fused (fuse_signals()), the state-update rerank applied
+    (rerank_state_updates()), the views that fill the slots chosen (selection.py) and
+    made items (items.py); an item whose content repeats an earlier one's is left out.
+    """
+    ordered = rerank_state_updates(prepared, fuse_signals(prepared.pool, prepared.signal_scores, ranking), ranking)
+    picks = select_views(ordered.order, ordered.scores, prepared.pool, top_k, ranking.view_kind,
+                         ranking.message_share, spare=_SPARE_PICKS)
+    items: List[Dict[str, Any]] = []
+    seen_contents = set()
+    for pick in picks:
+        if len(items) == top_k:
+            break
+        audit = {name: ranks[pick.anchor] for name, ranks in sorted(ordered.audit.items()) if pick.anchor in ranks}
+        rows = [prepared.message_row(key) for key in pick.keys()]
+        item = result_item(prepared.pool, pick, rows, audit, ranking)
+        if item["content"] in seen_contents:
+            continue  # identical contents appear once
+        seen_contents.add(item["content"])
+        items.append(item)
+    return items
+
+
+def fuse_signals(pool: Pool, scores: Mapping[str, Mapping[Key, float]], ranking: Ranking) -> Ordered:
+    """The pool's messages in fused order, with their fused scores and every weighted signal's ranks.
+
+    scores: signal_scores(). The first `head_size` places come from the fused signals
+    (with the neighbours of the best hits fused in: adjacency); the rest from the same
+    fusion with the tail's own weights (pseudo-relevance feedback, the speaker): the
+    head is for precision, the tail for finding evidence the question's words miss.
     """
     weights = dict(ranking.weights)
-    for name in scored:
-        if name.startswith("option"):
-            weights[name] = ranking.weight("options")
-    ranked = {name: ranks(scores) for name, scores in sorted(scored.items())}
-    fused = fuse(ranked, weights, ranking.rrf_k)
-    if ranking.weight("adjacency") > 0:
-        best = _ordered(fused, pool, ranking.adjacency_top)
-        ranked["adjacency"] = ranks(signals.adjacency(pool, best, ranking.adjacency_top))
-        fused = fuse({"adjacency": ranked["adjacency"]}, weights, ranking.rrf_k, base=fused)
+    for name in scores:
+        if signals.is_option_signal(name):
+            weights[name] = ranking.weight(signals.OPTIONS)
+    signal_ranks = {name: competition_ranks(by_message) for name, by_message in sorted(scores.items())}
+    fused = fuse(signal_ranks, weights, ranking.rrf_k)
+    if ranking.weight(signals.ADJACENCY) > 0:
+        best = _best_first(fused, pool, ranking.adjacency_top)
+        signal_ranks[signals.ADJACENCY] = competition_ranks(signals.adjacency(pool, best, ranking.adjacency_top))
+        fused = fuse({signals.ADJACENCY: signal_ranks[signals.ADJACENCY]}, weights, ranking.rrf_k, base=fused)
     tail_weights = dict(weights, **dict(ranking.tail_weights))
     if tail_weights == weights or len(fused) <= ranking.head_size:
-        return _ordered(fused, pool), fused, _used(ranked, weights)
-    # The tail's fusion is the head's plus the change in weight of the rankings the tail reweighs.
-    changed = {name: tail_weights[name] - weights.get(name, 0.0) for name in ranked
+        return Ordered(_best_first(fused, pool), fused, _weighted(signal_ranks, weights))
+    return _head_and_tail(pool, signal_ranks, fused, weights, tail_weights, ranking)
+
+
+def _head_and_tail(pool: Pool, signal_ranks: Dict[str, Dict[Key, int]], fused: Dict[Key, float],
+                   weights: Mapping[str, float], tail_weights: Mapping[str, float], ranking: Ranking) -> Ordered:
+    """The best `head_size` messages by `fused`, then the others by the tail's fusion."""
+    # The tail's fusion is the head's plus the change in weight of the signals the tail reweighs.
+    changed = {name: tail_weights[name] - weights.get(name, 0.0) for name in signal_ranks
                if tail_weights.get(name, 0.0) != weights.get(name, 0.0)}
-    tail_fused = fuse({name: ranked[name] for name in changed}, changed, ranking.rrf_k, base=fused)
-    head = _ordered(fused, pool, ranking.head_size)
+    tail_fused = fuse({name: signal_ranks[name] for name in changed}, changed, ranking.rrf_k, base=fused)
+    head = _best_first(fused, pool, ranking.head_size)
     in_head = set(head)
-    tail = [key for key in _ordered(tail_fused, pool) if key not in in_head]
+    tail = [key for key in _best_first(tail_fused, pool) if key not in in_head]
     # Scores must not increase down the list: tail scores are capped at the head's last.
     floor = fused[head[-1]]
-    merged = {key: fused[key] for key in head}
-    merged.update((key, min(tail_fused[key], floor)) for key in tail)
-    audit = _used(ranked, {name: max(weights.get(name, 0.0), tail_weights.get(name, 0.0)) for name in ranked})
-    return head + tail, merged, audit
+    scores = {key: fused[key] for key in head}
+    scores.update((key, min(tail_fused[key], floor)) for key in tail)
+    either = {name: max(weights.get(name, 0.0), tail_weights.get(name, 0.0)) for name in signal_ranks}
+    return Ordered(head + tail, scores, _weighted(signal_ranks, either))
 
 
-def _used(ranked: Dict[str, Dict[Key, int]], weights: Mapping[str, float]) -> Dict[str, Dict[Key, int]]:
-    """The ranks of the rankings that carry weight: what an item's `signals` report."""
-    return {name: r for name, r in ranked.items() if weights.get(name, 0.0) > 0}
+def _weighted(signal_ranks: Dict[str, Dict[Key, int]], weights: Mapping[str, float]) -> Dict[str, Dict[Key, int]]:
+    """The ranks of the signals that carry weight: what an item's `signals` report."""
+    return {name: ranks for name, ranks in signal_ranks.items() if weights.get(name, 0.0) > 0}
 
 
-def _ordered(fused: Mapping[Key, float], pool: Pool, first: Optional[int] = None) -> List[Key]:
+def _best_first(fused: Mapping[Key, float], pool: Pool, first: Optional[int] = None) -> List[Key]:
     """Highest fused score first (only the `first` best if given); equal scores by session tag,
     then position: never by storage order."""
     messages = pool.messages
@@ -102,62 +205,19 @@ def _ordered(fused: Mapping[Key, float], pool: Pool, first: Optional[int] = None
     return sorted(fused, key=order) if first is None else heapq.nsmallest(first, fused, key=order)
 
 
-def update_states(query: Query, pool: Pool, order: Sequence[Key], scores: Mapping[Key, float],
-                  text_of: Callable[[Key], str],
-                  ranking: Ranking) -> Tuple[List[Key], Dict[Key, float], List[Tuple[Key, Key]]]:
-    """The guarded state-update rerank (state_update.py).
+def rerank_state_updates(prepared: Prepared, ordered: Ordered, ranking: Ranking) -> Ordered:
+    """The guarded state-update rerank (state_update.py) of a fused order.
 
     Scores are then capped by the score above, so they still never rise down the
-    list: a message passed by its update takes the update's (lower) score.
+    list: a message passed by its update takes the update's (lower) score. The items
+    of the messages moved report it (STATE_UPDATE: "update" or "updated").
     """
-    new_order, moves = state_update.rerank(query, pool, order, text_of, ranking.state_update_window)
+    order, moves = state_update.rerank(prepared.query, prepared.pool, ordered.order,
+                                       lambda key: prepared.message_row(key).content, ranking.state_update_window)
     if not moves:
-        return new_order, dict(scores), moves
-    adjusted = dict(scores)
-    for above, key in zip(new_order, new_order[1:]):
-        adjusted[key] = min(adjusted[key], adjusted[above])
-    return new_order, adjusted, moves
-
-
-def picks(pool: Pool, order: Sequence[Key], scores: Mapping[Key, float], ranking: Ranking, top_k: int) -> List[Pick]:
-    """The views that fill the result (selection.py), a few spare for content deduplication."""
-    return select(order, scores, pool, top_k, ranking.view_kind, ranking.message_share, spare=20)
-
-
-def search(store: Store, user_id: str, question: str, top_k: int, options: Sequence[str],
-           ranking: Ranking) -> List[Dict[str, Any]]:
-    """The `top_k` best evidence items of `user_id`'s memory for `question`, ranked as `ranking` says.
-
-    The question is read with the index settings of the snapshot searched, not those
-    the ranking was made with: another process may have rebuilt the index since.
-    """
-    if top_k <= 0:
-        return []
-    with store.reading() as reader:
-        ranking = ranking._replace(stem=reader.settings.stem, resolve_times=reader.settings.resolve_times)
-        query = analyze(question, options, ranking.stem, ranking.resolve_times)
-        if not query.terms:
-            return []
-        user_key = reader.user_key(user_id)
-        if user_key is None:
-            return []
-        pool = candidates(reader, user_key, query, ranking)
-        order, fused, ranked = rank(pool, rankings(query, pool), ranking)
-        order, fused, moves = update_states(query, pool, order, fused, lambda key: reader.message_row(*key).content,
-                                              ranking)
-        if moves:
-            # audit: which messages the state-update rerank moved, as the update or as what it updates
-            ranked = dict(ranked, state_update=dict([(o, "updated") for _, o in moves] + [(n, "update") for n, _ in moves]))
-        chosen = picks(pool, order, fused, ranking, top_k)
-        out: List[Dict[str, Any]] = []
-        seen_contents = set()
-        for pick in chosen:
-            if len(out) == top_k:
-                break
-            audit = {name: ranks[pick.anchor] for name, ranks in sorted(ranked.items()) if pick.anchor in ranks}
-            result = item(pool, pick, [reader.message_row(*key) for key in pick.keys()], audit, ranking)
-            if result["content"] in seen_contents:
-                continue  # identical contents appear once
-            seen_contents.add(result["content"])
-            out.append(result)
-        return out
+        return ordered._replace(order=order)
+    scores = dict(ordered.scores)
+    for above, key in zip(order, order[1:]):
+        scores[key] = min(scores[key], scores[above])
+    roles = dict([(older, "updated") for _, older in moves] + [(newer, "update") for newer, _ in moves])
+    return Ordered(order, scores, dict(ordered.audit, **{STATE_UPDATE: roles}))

@@ -15,12 +15,13 @@ from __future__ import annotations
 import math
 from typing import Dict, List, Mapping, NamedTuple, Sequence, Set, Tuple
 
-from .signals import Key, Pool
-
-MESSAGE, WINDOW, SEGMENT = "message", "window", "segment"
+from ..storage.views import MESSAGE
+from .candidates import Key, Pool
 
 
 class Pick(NamedTuple):
+    """One result slot: a view (a message, or a window or segment around one) and its score."""
+
     kind: str
     session_key: int
     first: int
@@ -29,6 +30,7 @@ class Pick(NamedTuple):
     anchor: Key  # the ranked message that earned the slot
 
     def keys(self) -> List[Key]:
+        """The keys of the view's messages, in order."""
         return [(self.session_key, seq) for seq in range(self.first, self.last + 1)]
 
 
@@ -42,9 +44,13 @@ def _views_around(pool: Pool, kind: str) -> Dict[Key, List[Tuple[int, int]]]:
     return out
 
 
-def select(order: Sequence[Key], scores: Mapping[Key, float], pool: Pool, top_k: int,
-           view_kind: str, message_share: float, spare: int = 0) -> List[Pick]:
-    """The result set for messages ranked in `order` (best first), plus up to `spare` more picks."""
+def select_views(order: Sequence[Key], scores: Mapping[Key, float], pool: Pool, top_k: int,
+                 view_kind: str, message_share: float, spare: int = 0) -> List[Pick]:
+    """The result set for messages ranked in `order` (best first), plus up to `spare` more picks.
+
+    scores: each message's final score; view_kind: the kind of view (a storage.views
+    kind) that fills the slots past the first `message_share` of `top_k`.
+    """
     picks: List[Pick] = []
     shown: Set[Key] = set()
     around: Dict[Key, List[Tuple[int, int]]] = {}

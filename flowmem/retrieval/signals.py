@@ -1,40 +1,51 @@
-"""The rankings that search fuses: each scores candidate messages on one explainable signal.
+"""The signals that search fuses: each scores candidate messages on one explainable ground.
 
-Every function takes the question (query.Query) and the candidate pool and returns
-{message key: score}, higher is better, leaving out messages the signal says nothing
-about. Scores are only compared within one signal; fusion.py turns them into ranks.
+A signal function takes the question (query.Query) and the candidate pool and returns
+its signal scores, {message key: score}, higher is better, leaving out messages the
+signal says nothing about. Scores are only compared within one signal; fusion.py
+turns them into ranks.
+
+A signal's name is what its weight setting is called (`weight_<name>`) and what an
+item's `signals` report. Each name is spelled once, here: SIGNALS maps the name of
+every signal computed from the question and the pool to its function, and OPTIONS and
+ADJACENCY name the two that need more (one ranking per answer option; a first fused
+order). SIGNAL_NAMES lists them all.
 
 Message keys are (session_key, position in session).
 """
 from __future__ import annotations
 
-from typing import Dict, Mapping, Sequence
+from typing import Callable, Dict, Mapping, Sequence, Tuple
 
-from .query import FIRST, LAST, WHEN, Query
+from ..storage.views import MESSAGE, SEGMENT, WINDOW
 from .candidates import Key, Pool, best_per_message
+from .query import FIRST, LAST, WHEN, Query
+
+SignalScores = Dict[Key, float]
+Signal = Callable[[Query, Pool], SignalScores]
 
 
-def bm25(query: Query, pool: Pool) -> Dict[Key, float]:
+def message_bm25(query: Query, pool: Pool) -> Dict[Key, float]:
     """BM25 of the message itself."""
-    return pool.best["message"]
+    return pool.best_bm25[MESSAGE]
 
 
-def window(query: Query, pool: Pool) -> Dict[Key, float]:
+def window_bm25(query: Query, pool: Pool) -> Dict[Key, float]:
     """Best BM25 of a window around the message: the message in its immediate context.
 
     A message in a window-less session (one message) stands as its own window, so
     short sessions are not put at a disadvantage.
     """
-    return _fallback(pool.best["window"], pool.best["message"], pool)
+    return _fallback(pool.best_bm25[WINDOW], pool.best_bm25[MESSAGE], pool)
 
 
-def segment(query: Query, pool: Pool) -> Dict[Key, float]:
+def segment_bm25(query: Query, pool: Pool) -> Dict[Key, float]:
     """BM25 of the message's segment: the stretch of conversation it belongs to.
 
     Where no segment holds the message because it would repeat a window or the
     message itself (short sessions), that view stands as its segment.
     """
-    return _fallback(pool.best["segment"], window(query, pool), pool)
+    return _fallback(pool.best_bm25[SEGMENT], window_bm25(query, pool), pool)
 
 
 def _fallback(scores: Dict[Key, float], instead: Mapping[Key, float], pool: Pool) -> Dict[Key, float]:
@@ -121,15 +132,14 @@ def dated(query: Query, pool: Pool) -> Dict[Key, float]:
     return {key: 1.0 for key, m in pool.messages.items() if m.dated}
 
 
-def options(query: Query, pool: Pool) -> Dict[str, Dict[Key, float]]:
-    """One ranking per answer option: messages by BM25 of that option's words."""
-    return {"option%d" % i: best_per_message(scores, pool.views)["message"] for i, scores in enumerate(pool.option_bm25)}
+def time_order(query: Query, pool: Pool) -> Dict[Key, float]:
+    """For "first"/"last" questions: relevant messages by time, earliest or latest first.
 
-
-def time_order(query: Query, pool: Pool, relevant: Mapping[Key, float]) -> Dict[Key, float]:
-    """For "first"/"last" questions: relevant messages by time, earliest or latest first."""
+    Relevant: those with a BM25 of their own, or else (no message matched) of a window.
+    """
     if query.intent not in (FIRST, LAST):
         return {}
+    relevant = message_bm25(query, pool) or window_bm25(query, pool)
     stamped = [(pool.messages[k].timestamp_ms, k) for k in relevant if pool.messages[k].timestamp_ms is not None]
     if not stamped:
         return {}
@@ -140,6 +150,25 @@ def time_order(query: Query, pool: Pool, relevant: Mapping[Key, float]) -> Dict[
 def feedback(query: Query, pool: Pool) -> Dict[Key, float]:
     """Pseudo-relevance feedback (candidates.py): the weight of the best hits' distinctive words a message holds."""
     return dict(pool.feedback)
+
+
+def option_signals(query: Query, pool: Pool) -> Dict[str, Dict[Key, float]]:
+    """One signal per answer option, named option_signal_name(i): messages by BM25 of that option's words.
+
+    All of them are weighed by the OPTIONS weight.
+    """
+    return {option_signal_name(i): best_per_message(scores, pool.views)[MESSAGE]
+            for i, scores in enumerate(pool.option_view_bm25)}
+
+
+def option_signal_name(index: int) -> str:
+    """The name of the signal of answer option `index` (0-based)."""
+    return "%s%d" % (_OPTION_PREFIX, index)
+
+
+def is_option_signal(name: str) -> bool:
+    """Whether `name` is the name of an answer option's signal (option_signal_name())."""
+    return name.startswith(_OPTION_PREFIX) and name[len(_OPTION_PREFIX):].isdigit()
 
 
 def adjacency(pool: Pool, order: Sequence[Key], top: int) -> Dict[Key, float]:
@@ -155,3 +184,23 @@ def adjacency(pool: Pool, order: Sequence[Key], top: int) -> Dict[Key, float]:
                 out[neighbour] = float(top - position)
     return out
 
+
+# The registry: every signal computed from the question and the pool alone, by name. The
+# names are the weights' (weight_<name>): "window" and "segment" name signals, not view kinds.
+SIGNALS: Mapping[str, Signal] = {
+    "bm25": message_bm25,
+    "window": window_bm25,
+    "segment": segment_bm25,
+    "coverage": coverage,
+    "phrase": phrase,
+    "names": names,
+    "speaker": speaker,
+    "numbers": numbers,
+    "dated": dated,
+    "time": time_order,
+    "feedback": feedback,
+}
+OPTIONS = "options"  # the weight of every answer option's signal (option_signals())
+ADJACENCY = "adjacency"  # neighbours of the best messages of a first fused order (adjacency())
+_OPTION_PREFIX = "option"
+SIGNAL_NAMES: Tuple[str, ...] = tuple(SIGNALS) + (OPTIONS, ADJACENCY)  # every signal weight's name

@@ -4,7 +4,7 @@ Only when all of these hold, and nothing is ever dropped:
 
 1. the question asks for a current or latest state ("now", "currently", "still",
    "latest", 现在, 目前 ...);
-2. both messages are among the best `window` ranked messages and are strongly about
+2. both messages are among the best `top` ranked messages and are strongly about
    the same thing: they share two of the question's terms, or two content words of
    which at least one is a question term;
 3. the newer one (later timestamp, or later in the same session) says explicitly
@@ -69,24 +69,26 @@ def _rarity(pool: Pool) -> Dict[str, float]:
 
 
 def rerank(query: Query, pool: Pool, order: Sequence[Key], text_of: Callable[[Key], str],
-           window: int) -> Tuple[List[Key], List[Tuple[Key, Key]]]:
+           top: int) -> Tuple[List[Key], List[Tuple[Key, Key]]]:
     """The order with explicit updates raised above what they update, and the (newer, older) pairs moved.
 
-    `text_of(key)` gives a message's verbatim text (only the first `window` are read).
+    order: messages best first; `text_of(key)` gives a message's verbatim text (only
+    the first `top` are read); top: how far down `order` updates and what they update
+    are looked for (the setting state_update_window).
     """
-    if query.intent != CURRENT or window <= 0:
+    if query.intent != CURRENT or top <= 0:
         return list(order), []
     result = list(order)
     moves: List[Tuple[Key, Key]] = []
     terms = set(query.terms)
-    top = result[:window]
-    updates = [key for key in top if UPDATE_CUES.search(text_of(key))]
+    best = result[:top]
+    updates = [key for key in best if UPDATE_CUES.search(text_of(key))]
     # Insertion passes until no update sits below a message it updates; time order is
     # strict, so chains (old, newer, newest) settle newest first. Bounded regardless.
-    for _ in range(len(top)):
+    for _ in range(len(best)):
         changed = False
         for newer in updates:
-            for older in top:
+            for older in best:
                 if older == newer:
                     continue
                 a, b = pool.messages[newer], pool.messages[older]
@@ -103,16 +105,16 @@ def rerank(query: Query, pool: Pool, order: Sequence[Key], text_of: Callable[[Ke
     rarity = _rarity(pool)
     for newer in updates:
         a = pool.messages[newer]
-        best, best_strength = None, 0.0
+        earlier, strongest = None, 0.0
         for key in result:
             if key == newer or not _later(a, pool.messages[key]) or not _counterpart(a, pool.messages[key]):
                 continue
             # Summed in sorted order: a float sum in set order would differ with PYTHONHASHSEED.
             strength = sum(rarity.get(t, 0.0) for t in sorted(_shared(a, pool.messages[key])))
-            if strength > best_strength:
-                best, best_strength = key, strength
-        if best is not None and best not in result[:window]:
-            result.remove(best)
-            result.insert(result.index(newer) + 1, best)
-            moves.append((newer, best))
+            if strength > strongest:
+                earlier, strongest = key, strength
+        if earlier is not None and earlier not in result[:top]:
+            result.remove(earlier)
+            result.insert(result.index(newer) + 1, earlier)
+            moves.append((newer, earlier))
     return result, moves

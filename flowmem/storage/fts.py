@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Dict, Iterable, Iterator, List, Sequence, Tuple, TypeVar
 
+from .views import MESSAGE, SEGMENT, WINDOW
+
 TABLE = "view_index"
 INSTANCES_TABLE = "view_index_instances"  # one row per occurrence: (term, doc)
 ROWS_TABLE = "view_index_rows"  # one row per term: (term, number of documents)
@@ -30,9 +32,9 @@ T = TypeVar("T")
 # 3.32, 32766 after, other values in some builds); lookups of more terms are split.
 MAX_VARIABLES = 500
 
-KIND_LETTERS: Dict[str, str] = {"message": "m", "window": "w", "segment": "s"}
+KIND_LETTERS: Dict[str, str] = {MESSAGE: "m", WINDOW: "w", SEGMENT: "s"}
 SPEAKER = "speaker"  # a message's speaker label is indexed apart from its text, as `<user>_p_<token>`
-LETTERS: Dict[str, str] = dict(KIND_LETTERS, speaker="p")
+LETTERS: Dict[str, str] = dict(KIND_LETTERS, **{SPEAKER: "p"})
 
 # FTS5's own merge settings are kept (merge every 4 segments of a level). Merging 16 at
 # a time built the 1M-message isolation benchmark about 10% faster, but left so many
@@ -50,14 +52,17 @@ def term(user_key: int, kind: str, token: str) -> str:
     return "%d_%s_%s" % (user_key, LETTERS[kind], token)
 
 
-def kind_prefix(user_key: int, kind: str) -> str:
-    """Every index term of this user and view kind (or SPEAKER), and only those, starts with this."""
-    return "%d_%s_" % (user_key, LETTERS[kind])
-
-
 def user_term_prefix(user_key: int) -> str:
     """Every index term of this user, and only this user's, starts with this."""
     return "%d_" % user_key
+
+
+def kind_prefix(user_key: int, kind: str) -> str:
+    """Every index term of this user and view kind (or SPEAKER), and only those, starts with this.
+
+    It extends the user's prefix, so no term of one user can start with another's.
+    """
+    return "%s%s_" % (user_term_prefix(user_key), LETTERS[kind])
 
 
 def document(user_key: int, kind: str, tokens: Iterable[str], speaker: Iterable[str] = ()) -> str:
@@ -122,13 +127,3 @@ def doc_freq_sql(user_key: int, tokens: Sequence[str], kinds: Sequence[str]) -> 
 def integrity_check_sql() -> str:
     """FTS5's own check that the index is internally consistent (raises if not)."""
     return "INSERT INTO %s(%s) VALUES ('integrity-check')" % (TABLE, TABLE)
-
-
-def user_terms_sql(user_key: int) -> Tuple[str, List[str]]:
-    """SQL and params listing every index term of a user (used to prove deletion)."""
-    prefix = user_term_prefix(user_key)
-    # A range on term uses the index; the upper bound is the prefix with "_" bumped to "`".
-    return (
-        "SELECT term FROM %s WHERE term >= ? AND term < ?" % ROWS_TABLE,
-        [prefix, prefix[:-1] + chr(ord("_") + 1)],
-    )

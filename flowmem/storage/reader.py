@@ -14,7 +14,7 @@ from ..text.features import shown
 from .rows import MessageRow, ViewRow, lookup_user_key, view_rows
 from .session_cache import CACHE_UNIT_CHARS, SessionCache, SessionData
 from .settings import IndexState, ViewSettings
-from .views import KINDS, Span
+from .views import KINDS, MESSAGE
 
 
 class Reader:
@@ -52,8 +52,8 @@ class Reader:
         for _, _, tokens, _ in messages.values():
             for t in set(tokens):
                 doc_freqs[t] = doc_freqs.get(t, 0) + 1
-        views = tuple(self.context_views(view.session_key, 1, view.session_messages))
-        return SessionData(len(messages), messages, views, doc_freqs, rows, cost)
+        context = tuple(self.context_views(view.session_key, 1, view.session_messages))
+        return SessionData(len(messages), messages, context, doc_freqs, rows, cost)
 
     def sessions_read(self) -> List[SessionData]:
         """The sessions this reader has read so far, in the order first read."""
@@ -63,8 +63,8 @@ class Reader:
         """The internal key of a user, or None if unknown."""
         return lookup_user_key(self.conn, user_id)
 
-    def stats(self, user_key: int) -> Dict[str, Tuple[int, int]]:
-        """The user's (document count, total tokens) per view kind."""
+    def bm25_statistics(self, user_key: int) -> Dict[str, Tuple[int, int]]:
+        """The user's BM25 statistics: (document count, total tokens) per view kind."""
         return {kind: (n, total) for kind, n, total in self.conn.execute(
             "SELECT kind, n_docs, total_length FROM user_stats WHERE user_key = ?", (user_key,))}
 
@@ -75,9 +75,9 @@ class Reader:
                 for term, doc in self.conn.execute(sql, params)]
 
     def doc_freqs(self, user_key: int, tokens: Sequence[str],
-                  kinds: Sequence[str] = ("message", "window", "segment")) -> Dict[Tuple[str, str], int]:
+                  kinds: Sequence[str] = KINDS) -> Dict[Tuple[str, str], int]:
         """{(kind, token): number of the user's views of that kind holding the token}."""
-        prefixes = {fts.kind_prefix(user_key, kind): kind for kind in fts.KIND_LETTERS}
+        prefixes = {fts.kind_prefix(user_key, kind): kind for kind in KINDS}
         out = {}
         for sql, params in fts.doc_freq_sql(user_key, tokens, kinds):
             for term, n in self.conn.execute(sql, params):
@@ -96,14 +96,17 @@ class Reader:
     def context_views(self, session_key: int, first: int, last: int) -> List[ViewRow]:
         """The windows and segments of a session that overlap messages `first`..`last`."""
         return list(view_rows(
-            self.conn, "v.session_key = ? AND v.last_seq >= ? AND v.first_seq <= ? AND v.kind != 'message'",
-            (session_key, first, last)))
+            self.conn, "v.session_key = ? AND v.last_seq >= ? AND v.first_seq <= ? AND v.kind != ?",
+            (session_key, first, last, MESSAGE)))
 
     def message_row(self, session_key: int, seq: int) -> MessageRow:
-        """The stored message at position `seq` of a session this reader has read (session())."""
+        """The stored message at position `seq` of a session this reader has read (session()).
+
+        It reads memory only, so it answers for those sessions after the transaction too.
+        """
         return self._sessions[session_key].rows[seq]
 
-    # -- inspection: stats, a session's views, a user's index terms ------------------
+    # -- inspection: the counts `stats` shows -----------------------------------------
 
     def database_counts(self) -> Dict[str, object]:
         """Counts for the whole database, and the index settings of this snapshot."""
@@ -123,7 +126,7 @@ class Reader:
         user_key = self.user_key(user_id)
         if user_key is None:
             return {"user_id": user_id, "exists": False}
-        per_kind = self.stats(user_key)
+        per_kind = self.bm25_statistics(user_key)
         sessions, messages = c.execute(
             "SELECT count(*), coalesce(sum(n_messages), 0) FROM sessions WHERE user_key = ?", (user_key,)
         ).fetchone()
@@ -136,18 +139,3 @@ class Reader:
             "indexed_tokens": sum(total for _, total in per_kind.values()),
             "requests": c.execute("SELECT count(*) FROM requests WHERE user_key = ?", (user_key,)).fetchone()[0],
         }
-
-    def session_views(self, user_id: str, session_id: str) -> List[Span]:
-        """The views a session has now, in a stable order."""
-        rows = self.conn.execute(
-            "SELECT v.kind, v.first_seq, v.last_seq FROM views v"
-            " JOIN sessions s ON s.session_key = v.session_key JOIN users u ON u.user_key = s.user_key"
-            " WHERE u.user_id = ? AND s.session_id = ?",
-            (user_id, session_id),
-        ).fetchall()
-        return sorted((Span(*row) for row in rows), key=lambda s: (KINDS.index(s.kind), s.first))
-
-    def index_terms(self, user_key: int) -> List[str]:
-        """Every FTS5 index term stored under a user key."""
-        sql, params = fts.user_terms_sql(user_key)
-        return [row[0] for row in self.conn.execute(sql, params)]

@@ -26,9 +26,9 @@ import os
 import queue
 import sqlite3
 import threading
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence
 
-from . import backup as backups, views, writer
+from . import backup as backups, writer
 from ..errors import StoreError
 from ..text import stem
 from ..text.features import derive
@@ -250,16 +250,6 @@ class Store:
             os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p)
         )
         return out
-
-    def session_views(self, user_id: str, session_id: str) -> List[views.Span]:
-        """The views a session has now, in a stable order (for inspection and tests)."""
-        with self.reading() as r:
-            return r.session_views(user_id, session_id)
-
-    def index_terms(self, user_key: int) -> List[str]:
-        """Every FTS5 index term stored under a user key (none once the user is deleted)."""
-        with self.reading() as r:
-            return r.index_terms(user_key)
 
     def backup(self, target: str, force: bool = False) -> Dict[str, Any]:
         """Copy the database to `target`: consistent, self-contained, checked; returns what was copied.

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 from typing import List, Mapping, NamedTuple, Optional, Tuple
 
+# The view kinds: the one place they are spelled. Storage, the index layout (fts.py) and
+# retrieval all name a kind through these constants.
 MESSAGE, WINDOW, SEGMENT = "message", "window", "segment"
-KINDS = (MESSAGE, WINDOW, SEGMENT)
+KINDS = (MESSAGE, WINDOW, SEGMENT)  # in this order wherever kinds are listed or sorted
 
 
 class Span(NamedTuple):
@@ -87,11 +89,3 @@ def plan_tail(
             kept.append(s)
     new_start = segments[-1].first if segments else segment_start
     return kept, new_start
-
-
-def plan_session(
-    times: Mapping[int, Optional[int]], n: int, window_size: int, segment_max_messages: int, segment_max_gap_ms: int
-) -> List[Span]:
-    """Every view of a whole `n`-message session (message views included), in a stable order."""
-    spans, _ = plan_tail(times, n, 1, window_size, segment_max_messages, segment_max_gap_ms)
-    return sorted([Span(MESSAGE, i, i) for i in range(1, n + 1)] + spans, key=lambda s: (KINDS.index(s.kind), s.first))
