@@ -3,10 +3,9 @@ import threading
 import unittest
 from unittest import mock
 
-from flowmem.storage import views
 from flowmem.errors import InvalidField
-
-from tests.helpers import T0, MemoryTestCase, add_body, message
+from flowmem.storage import views
+from tests.helpers import T0, MemoryTestCase, add_body
 
 
 class AddValidationTest(MemoryTestCase):

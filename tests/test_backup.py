@@ -7,7 +7,6 @@ import unittest
 
 from flowmem.config import load
 from flowmem.memory import Memory
-
 from tests.helpers import CliMixin, MemoryTestCase, add_body
 
 QUESTIONS = ["What did Dana make at the pottery workshop?", "blue bowl", "evening class", "sunrise lake", "Priya"]

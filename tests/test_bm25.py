@@ -9,7 +9,6 @@ from flowmem.retrieval.query import analyze
 from flowmem.storage.views import MESSAGE
 from flowmem.text import timeexpr
 from flowmem.text.tokenize import split_speaker, tokenize
-
 from tests.helpers import MemoryTestCase, add_body
 
 CONVERSATION = [

@@ -9,7 +9,6 @@ import unittest
 
 from flowmem import cli, config as config_module
 from flowmem.errors import BadRequest, FlowmemError
-
 from tests.helpers import CliMixin, add_body
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -5,11 +5,10 @@ import sys
 import tempfile
 import unittest
 
-from tools.evalkit import compare, dataset, metrics, runner
-from tools.evalkit.replay import HttpClient, InProcessClient, add_bodies, percentile
-
 from flowmem.config import load
 from tests.server import ROOT, ServerProcess
+from tools.evalkit import compare, dataset, metrics, runner
+from tools.evalkit.replay import HttpClient, InProcessClient, add_bodies, percentile
 
 SAMPLE = os.path.join(ROOT, "fixtures", "locomo-format-sample.json")
 

@@ -4,7 +4,6 @@ import json
 from flowmem.config import load
 from flowmem.errors import StorageFull
 from flowmem.http.api import App
-
 from tests.helpers import MemoryTestCase, add_body
 
 

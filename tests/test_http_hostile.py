@@ -16,7 +16,6 @@ import unittest
 from flowmem.config import load
 from flowmem.http.api import App
 from flowmem.http.server import Server
-
 from tests.helpers import MemoryTestCase, add_body
 from tests.server import ServerProcess
 

@@ -12,7 +12,6 @@ import unittest
 
 from flowmem.config import load
 from flowmem.memory import Memory
-
 from tests.helpers import add_body
 from tests.server import ROOT, ServerProcess
 

@@ -7,7 +7,6 @@ from unittest import mock
 from flowmem.storage import ids, schema
 from flowmem.storage.ids import session_tag
 from flowmem.storage.schema import MIGRATIONS, SCHEMA_VERSION
-
 from tests.helpers import MemoryTestCase, add_body
 
 

@@ -3,7 +3,6 @@ import json
 
 from flowmem.storage import fts
 from flowmem.text.tokenize import query_terms
-
 from tests.helpers import MemoryTestCase, add_body
 
 MINE = [

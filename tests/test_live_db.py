@@ -15,7 +15,6 @@ from flowmem.config import load
 from flowmem.errors import StoreError
 from flowmem.memory import Memory
 from flowmem.storage.store import Store
-
 from tests.helpers import CliMixin, MemoryTestCase, add_body, session_views
 
 SESSION = ["Dana: I went to a pottery workshop yesterday and it was so relaxing.",

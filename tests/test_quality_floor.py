@@ -9,10 +9,9 @@ import tempfile
 import unittest
 
 from flowmem.config import load
+from tests.server import ROOT
 from tools.evalkit import dataset, runner
 from tools.evalkit.replay import InProcessClient
-
-from tests.server import ROOT
 
 FIXTURE = os.path.join(ROOT, "fixtures", "synthetic-small.json")
 FLOORS = {"hit@1": 0.81, "hit@10": 0.92, "recall@100": 0.97, "mrr": 0.85}  # measured 0.828, 0.931, 0.985, 0.869

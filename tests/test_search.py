@@ -7,7 +7,6 @@ import unittest
 
 from flowmem.errors import InvalidField
 from flowmem.storage.views import MESSAGE, WINDOW
-
 from tests.helpers import T0, MemoryTestCase, add_body
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -1,7 +1,6 @@
 import unittest
 
 from flowmem.storage.session_cache import SessionCache, SessionData
-
 from tests.helpers import MemoryTestCase, add_body
 
 

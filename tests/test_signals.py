@@ -5,7 +5,6 @@ from flowmem.config import Config
 from flowmem.memory import make_ranking
 from flowmem.retrieval import pipeline, signals
 from flowmem.storage.views import KINDS
-
 from tests.helpers import MemoryTestCase, add_body
 
 SESSION = [

@@ -10,7 +10,6 @@ from flowmem.config import load
 from flowmem.errors import StorageFull, Unavailable
 from flowmem.memory import Memory
 from flowmem.storage.sqlite_errors import storage_error
-
 from tests.helpers import MemoryTestCase, add_body
 
 BIG = ["Dana: a long message about pottery, number %d: %s" % (i, "clay wheel glaze kiln " * 40) for i in range(60)]

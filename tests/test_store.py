@@ -4,13 +4,12 @@ import time
 import unittest
 from unittest import mock
 
-from flowmem.storage import schema
 from flowmem.errors import StoreError
-from flowmem.text.features import MAX_MESSAGE_CHARS
-from flowmem.text.stem import stem
+from flowmem.storage import schema
 from flowmem.storage.schema import SCHEMA_VERSION
 from flowmem.storage.store import Store
-
+from flowmem.text.features import MAX_MESSAGE_CHARS
+from flowmem.text.stem import stem
 from tests.helpers import T0, MemoryTestCase, add_body, index_terms, message
 
 

@@ -12,11 +12,10 @@ import unittest
 
 from flowmem.config import load
 from flowmem.memory import Memory
+from tests.server import ROOT
 from tools import tune
 from tools.evalkit import dataset as datasets
 from tools.evalkit.replay import ask, replay
-
-from tests.server import ROOT
 
 SYNTHETIC = os.path.join(ROOT, "fixtures", "synthetic-small.json")
 # Settings tune changes, each away from its default: the weights of the head and the tail,

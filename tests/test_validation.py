@@ -3,10 +3,9 @@ and the bounds on what a search reads of its query and options."""
 import time
 import unittest
 
-from flowmem.retrieval import query
 from flowmem.errors import InvalidField
+from flowmem.retrieval import query
 from flowmem.validation import MAX_OPTION_CHARS, MAX_OPTIONS, MAX_QUERY_CHARS, parse_search
-
 from tests.helpers import MemoryTestCase, add_body
 
 FILLER = ["zq%dx" % i for i in range(90_000)]  # distinct made-up words no message holds

@@ -2,7 +2,6 @@
 import unittest
 
 from flowmem.storage.views import KINDS, MESSAGE, SEGMENT, WINDOW, Span, plan_tail
-
 from tests.helpers import T0, MemoryTestCase, message, session_views
 
 MINUTE_MS = 60_000

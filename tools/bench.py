@@ -55,9 +55,9 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO_ROOT not in sys.path:
     sys.path.insert(0, REPO_ROOT)
 
-from flowmem.storage import fts  # noqa: E402
 from flowmem.config import load  # noqa: E402
 from flowmem.memory import Memory  # noqa: E402
+from flowmem.storage import fts  # noqa: E402
 from flowmem.text.tokenize import query_terms  # noqa: E402
 from tools import bench_isolation as iso  # noqa: E402
 

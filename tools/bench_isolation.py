@@ -55,9 +55,9 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO_ROOT not in sys.path:
     sys.path.insert(0, REPO_ROOT)
 
-from flowmem.storage import schema as flowmem_schema  # noqa: E402
 from flowmem.config import load  # noqa: E402
 from flowmem.memory import Memory  # noqa: E402
+from flowmem.storage import schema as flowmem_schema  # noqa: E402
 
 # Bump when the generated data changes, so cached databases are rebuilt.
 GENERATOR_VERSION = 1

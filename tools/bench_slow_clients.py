@@ -77,10 +77,29 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO_ROOT not in sys.path:
     sys.path.insert(0, REPO_ROOT)
 
-from tools.soak import (ADD_SIZE, Conversations, KeepAliveClient, Outcome, ServerProcess,  # noqa: E402
-                        auth_headers, check_add, check_search, command_line, finish, fmt, log, machine,
-                        markdown, mib, percentile, proc_cpu_s, proc_open_files_limit, proc_status, summary,
-                        wait_healthy)
+from tools.soak import (  # noqa: E402
+    ADD_SIZE,
+    Conversations,
+    KeepAliveClient,
+    Outcome,
+    ServerProcess,
+    auth_headers,
+    check_add,
+    check_search,
+    command_line,
+    finish,
+    fmt,
+    log,
+    machine,
+    markdown,
+    mib,
+    percentile,
+    proc_cpu_s,
+    proc_open_files_limit,
+    proc_status,
+    summary,
+    wait_healthy,
+)
 
 try:
     import resource

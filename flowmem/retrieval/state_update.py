@@ -23,8 +23,8 @@ import re
 from typing import Callable, Dict, List, Sequence, Set, Tuple
 
 from ..text.tokenize import STEMMED_STOPWORDS
-from .query import CURRENT, Query
 from .candidates import Key, Message, Pool
+from .query import CURRENT, Query
 
 UPDATE_CUES = re.compile(
     r"\b(chang(e|ed|ing) (it |them )?(to|into)|mov(e|ed|ing) (to|into|back)|no longer|not any ?more|anymore|"

@@ -16,8 +16,8 @@ import stat
 import tempfile
 from typing import Any, Callable, Dict
 
-from . import fts
 from ..errors import BadRequest, StoreError
+from . import fts
 from .connection import SIDECARS, refuse_sidecar
 from .sqlite_errors import storage_errors
 

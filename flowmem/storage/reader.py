@@ -9,8 +9,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import fts
 from ..text.features import shown
+from . import fts
 from .rows import MessageRow, ViewRow, lookup_user_key, view_rows
 from .session_cache import CACHE_UNIT_CHARS, SessionCache, SessionData
 from .settings import IndexState, ViewSettings

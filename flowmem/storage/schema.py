@@ -24,8 +24,8 @@ import shlex
 import sqlite3
 from typing import Callable, List, Union
 
-from . import fts
 from ..errors import StoreError
+from . import fts
 from .connection import transaction
 from .ids import free_tag
 from .settings import reindex_command

@@ -28,18 +28,28 @@ import sqlite3
 import threading
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence
 
-from . import backup as backups, writer
 from ..errors import StoreError
 from ..text import stem
 from ..text.features import derive
+from . import backup as backups, writer
 from .checkpointer import Checkpointer
 from .connection import connect, file_uri, missing_database, refuse_sidecar, transaction
 from .reader import Reader
 from .rows import NewMessage, lookup_user_key
 from .schema import check_fts5, check_schema, migrate
 from .session_cache import SessionCache
-from .settings import (IndexState, SettingsRequest, ViewSettings, decode_settings, index_problem, read_generation,
-                       read_meta, reindex_command, requested_settings, write_meta)
+from .settings import (
+    IndexState,
+    SettingsRequest,
+    ViewSettings,
+    decode_settings,
+    index_problem,
+    read_generation,
+    read_meta,
+    reindex_command,
+    requested_settings,
+    write_meta,
+)
 from .sqlite_errors import SQLITE_CANTOPEN, error_code
 
 log = logging.getLogger("flowmem.store")

@@ -12,9 +12,9 @@ import sqlite3
 import time
 from typing import Callable, Dict, List, Mapping, Sequence, Tuple
 
-from . import fts, views
 from ..text import timeexpr
 from ..text.features import Derived, derive
+from . import fts, views
 from .ids import free_tag
 from .rows import NewMessage, lookup_user_key
 from .settings import ViewSettings
