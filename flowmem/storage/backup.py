@@ -85,7 +85,7 @@ def _check_integrity(conn: sqlite3.Connection, path: str) -> None:
     try:
         conn.execute(fts.integrity_check_sql())
     except sqlite3.DatabaseError as e:
-        raise StoreError("the copy %s failed FTS5's integrity check: %s" % (path, e))
+        raise StoreError("the copy %s failed FTS5's integrity check: %s" % (path, e)) from e
 
 
 def _fsync_directory(directory: str) -> None:

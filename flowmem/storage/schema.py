@@ -116,11 +116,11 @@ def check_fts5() -> None:
     conn = sqlite3.connect(":memory:")
     try:
         conn.execute("CREATE VIRTUAL TABLE probe USING fts5(x)")
-    except sqlite3.OperationalError:
+    except sqlite3.OperationalError as e:
         raise StoreError(
             "this Python's SQLite %s has no FTS5; flowmem needs a Python whose sqlite3 "
             "module is built with FTS5 (the python.org and most distribution builds are)" % sqlite3.sqlite_version
-        )
+        ) from e
     finally:
         conn.close()
 
@@ -131,7 +131,7 @@ def check_schema(conn: sqlite3.Connection, path: str, create: bool, read_only: b
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         empty = version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
     except sqlite3.DatabaseError as e:
-        raise StoreError("cannot open database %s: %s" % (path, e))
+        raise StoreError("cannot open database %s: %s" % (path, e)) from e
     if version > SCHEMA_VERSION:
         raise StoreError("database %s has schema version %d; this flowmem knows up to %d (upgrade flowmem)"
                          % (path, version, SCHEMA_VERSION))

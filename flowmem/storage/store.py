@@ -107,7 +107,7 @@ class Store:
         try:
             return connect(self._uri, self._synchronous)
         except sqlite3.Error as e:
-            raise StoreError("cannot open database %s: %s" % (self.path, e))
+            raise StoreError("cannot open database %s: %s" % (self.path, e)) from e
 
     def _open_writer(self, create: bool) -> None:
         """The writer connection (creating the file if `create`), WAL mode, migrations, the checkpointer."""
@@ -117,7 +117,7 @@ class Store:
         try:
             mode = self._writer.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         except sqlite3.DatabaseError as e:
-            raise StoreError("cannot open database %s: %s" % (self.path, e))
+            raise StoreError("cannot open database %s: %s" % (self.path, e)) from e
         if mode.lower() != "wal":
             raise StoreError("cannot put database %s in WAL mode (got %s)" % (self.path, mode))
         with self._write_lock:
@@ -138,7 +138,7 @@ class Store:
             # -shm that mode=ro needs. With no -wal there is no writer whose changes
             # immutable=1 could miss.
             if error_code(e) != SQLITE_CANTOPEN or os.path.exists(self.path + "-wal"):
-                raise StoreError("cannot open database %s read-only: %s" % (self.path, e))
+                raise StoreError("cannot open database %s read-only: %s" % (self.path, e)) from e
             self._uri += "&immutable=1"
             conn = self._open_connection()
         self._idle.put(conn)  # closed by close() if the check fails
@@ -357,11 +357,11 @@ def init_database(path: str, settings: SettingsRequest = None, synchronous: str 
     """
     try:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-    except FileExistsError:
+    except FileExistsError as e:
         raise StoreError("%s exists; init only creates new databases (change an index's settings with `%s`)"
-                         % (path, reindex_command(path, requested_settings(settings))))
+                         % (path, reindex_command(path, requested_settings(settings)))) from e
     except OSError as e:
-        raise StoreError("cannot create database %s: %s" % (path, e.strerror))
+        raise StoreError("cannot create database %s: %s" % (path, e.strerror)) from e
     try:
         store = Store(path, settings, synchronous)
     except BaseException:
