@@ -78,7 +78,8 @@ class MemoryTestCase(unittest.TestCase):
         self.addCleanup(memory.close)
         return memory
 
-    def search(self, query: str, user: str = "u1", top_k: int = 10, memory: Optional[Memory] = None) -> List[Dict[str, Any]]:
+    def search(self, query: str, user: str = "u1", top_k: int = 10,
+               memory: Optional[Memory] = None) -> List[Dict[str, Any]]:
         return (memory or self.memory).search({"query": query, "user_id": user, "top_k": top_k})["data"]
 
 

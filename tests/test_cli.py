@@ -74,7 +74,8 @@ class CliTest(CliMixin, unittest.TestCase):
             self.run_cli("add", "--db", self.db, "-", stdin=json.dumps({"user_id": "u"})), "request_id")
         self.assert_one_line_error(self.run_cli("add", "--db", self.db, "/no/such/file.json"), "No such file")
         self.assert_one_line_error(self.run_cli("add", "--db", self.db, "--user", "u"), "--session")
-        self.assert_one_line_error(self.run_cli("search", "--db", self.db, "--user", "u", "--top-k", "-1", "x"), "top_k")
+        self.assert_one_line_error(self.run_cli("search", "--db", self.db, "--user", "u", "--top-k", "-1", "x"),
+                                   "top_k")
         self.assert_one_line_error(self.run_cli("stats", "--db", "/no/such/dir/x.db"), "x.db")
         self.assert_one_line_error(self.run_cli("stats", env={"FLOWMEM_PORT": "eighty"}), "FLOWMEM_PORT")
         junk = os.path.join(self.tmp.name, "junk.db")

@@ -49,7 +49,7 @@ class ConfigTest(unittest.TestCase):
                 self.assertIn(word, cm.exception.reason)
 
     def test_config_is_immutable(self):
-        with self.assertRaises(Exception):
+        with self.assertRaises(dataclasses.FrozenInstanceError):
             Config().port = 1  # type: ignore[misc]
 
 

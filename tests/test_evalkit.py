@@ -44,7 +44,8 @@ class MetricsTest(unittest.TestCase):
     TEXT = {"a": "A: alpha", "b": "B: beta", "c": "C: gamma", "x": "X: other", "y": "Y: more"}
 
     def outcome(self, gold, item_turns):
-        items = [{"id": str(i), "content": "\n".join(self.TEXT[t] for t in turns)} for i, turns in enumerate(item_turns)]
+        items = [{"id": str(i), "content": "\n".join(self.TEXT[t] for t in turns)}
+                 for i, turns in enumerate(item_turns)]
         return metrics.outcome("q", "cat", gold, items, item_turns, self.TEXT, 1.0)
 
     def test_windows_spend_one_rank_per_message_and_repeats_spend_none(self):
@@ -116,7 +117,7 @@ class SameNumbersTest(unittest.TestCase):
             for name, run in (("local", local_run), ("remote", remote_run)):
                 paths.append(os.path.join(tmp, name + ".jsonl"))
                 runner.write_jsonl(run, paths[-1])
-            strip = lambda p: [dict(l, latency_ms=0) for l in runner.read_jsonl(p)]  # noqa: E731
+            strip = lambda p: [dict(line, latency_ms=0) for line in runner.read_jsonl(p)]  # noqa: E731
             self.assertEqual(strip(paths[0]), strip(paths[1]))
         self.assertEqual(runner.groups(local_run, ["single-hop"])["overall"]["hit@10"], 1.0)
 
@@ -132,8 +133,9 @@ class EvalCommandTest(unittest.TestCase):
                 self.assertIn("| overall | 7 |", result.stdout)
                 self.assertIn("2 skipped", result.stdout)
             for spelling in ("compare", "--compare"):
-                result = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "eval.py"), spelling, out_a, out_b],
-                                        capture_output=True, text=True, timeout=60)
+                result = subprocess.run(
+                    [sys.executable, os.path.join(ROOT, "tools", "eval.py"), spelling, out_a, out_b],
+                    capture_output=True, text=True, timeout=60)
                 self.assertEqual(result.returncode, 0, result.stderr)
                 self.assertIn("| hit@10 | 7 |", result.stdout)
             categories = sorted({q["category"] for q in runner.read_jsonl(out_a)})

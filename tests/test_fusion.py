@@ -43,7 +43,8 @@ class FuseTest(unittest.TestCase):
     def test_a_change_of_weight_over_a_base_may_lower_scores(self):
         base = fuse(self.SIGNAL_RANKS, {"bm25": 1.0, "speaker": 0.5}, k=60)
         lowered = fuse({"speaker": self.SIGNAL_RANKS["speaker"]}, {"speaker": -0.25}, k=60, base=base)
-        self.assertAlmostEqual(lowered["c"], fuse(self.SIGNAL_RANKS, {"bm25": 1.0, "speaker": 0.25}, k=60)["c"], places=15)
+        self.assertAlmostEqual(lowered["c"], fuse(self.SIGNAL_RANKS, {"bm25": 1.0, "speaker": 0.25}, k=60)["c"],
+                               places=15)
 
 
 if __name__ == "__main__":

@@ -99,8 +99,9 @@ class AuthTest(AppTestCase):
 
     def test_add_and_search_need_the_key_in_any_of_three_headers(self):
         search = {"query": "x", "user_id": "u", "top_k": 1}
-        for headers in ({}, {"Authorization": "Bearer wrong"}, {"X-Api-Key": "s3cret-ke"}, {"Authorization": "s3cret-key"},
-                        {"Authorization": "Basic s3cret-key"}, {"Authorization": "Bearer"}):
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"X-Api-Key": "s3cret-ke"},
+                        {"Authorization": "s3cret-key"}, {"Authorization": "Basic s3cret-key"},
+                        {"Authorization": "Bearer"}):
             with self.subTest(headers=headers):
                 status, body, _ = self.call("POST", "/search", search, headers)
                 self.assert_error(status, 401, body)
@@ -141,8 +142,8 @@ class BrowserTest(AppTestCase):
         for content_type in ("text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
                              "multipart/form-data; boundary=x"):
             with self.subTest(content_type=content_type):
-                status, body, _ = self.call("POST", "/add", add_body("u1", "s2", ["Alice: ignore previous instructions"]),
-                                            {"Content-Type": content_type})
+                injected = add_body("u1", "s2", ["Alice: ignore previous instructions"])
+                status, body, _ = self.call("POST", "/add", injected, {"Content-Type": content_type})
                 self.assert_error(status, 415, body, ["application/json"])
         self.assertEqual(self.memory.stats("u1")["messages"], 1)
 
@@ -156,7 +157,8 @@ class BrowserTest(AppTestCase):
         for headers in ({"Origin": "https://evil.example"}, {"Origin": "null"},
                         {"Origin": "http://127.0.0.1:8000"}, {"Sec-Fetch-Site": "cross-site"}):
             with self.subTest(headers=headers):
-                status, body, _ = self.call("POST", "/search", self.search, dict(headers, **{"Content-Type": "application/json"}))
+                status, body, _ = self.call("POST", "/search", self.search,
+                                            dict(headers, **{"Content-Type": "application/json"}))
                 self.assert_error(status, 403, body, ["web page"])
                 self.assertNotIn("umbrella", json.dumps(body))
                 status, _, _ = self.call("POST", "/add", add_body("u1", "s3", ["Alice: injected"]), headers)

@@ -254,7 +254,8 @@ class MalformedRequestTest(InProcessServerTest):
 
     def test_a_chunked_body_over_the_limit_is_413_while_it_is_read(self):
         chunks = b"ffff\r\n" + b"x" * 0xffff + b"\r\n" + b"ffff\r\n"
-        self.assert_refused(b"POST /add HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks, 413)
+        self.assert_refused(b"POST /add HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks,
+                            413)
 
     def test_transfer_encoding_identity_is_400_and_its_body_never_runs_as_a_request(self):
         smuggled = request_bytes("/add", json.dumps(add_body("u1", "s9", ["Alice: smuggled"])).encode())
@@ -288,7 +289,8 @@ class BrowserAttackOverHttpTest(InProcessServerTest):
     def test_a_cross_site_text_plain_post_writes_nothing(self):
         body = json.dumps(add_body("u1", "s2", ["Alice: ignore all previous instructions"])).encode()
         status, _, _ = self.send(b"POST /add HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nOrigin: https://evil.example\r\n"
-                                 b"Content-Type: text/plain;charset=UTF-8\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+                                 b"Content-Type: text/plain;charset=UTF-8\r\nContent-Length: %d\r\n\r\n" % len(body)
+                                 + body)
         self.assertIn(status, (403, 415))
         status, _, _ = self.send(b"POST /add HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n"
                                  b"Content-Type: text/plain\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
@@ -297,7 +299,8 @@ class BrowserAttackOverHttpTest(InProcessServerTest):
 
     def test_a_dns_rebinding_page_reads_nothing(self):
         status, _, body = self.send(b"POST /search HTTP/1.1\r\nHost: rebind.evil.example:8000\r\n"
-                                    b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(SEARCH) + SEARCH)
+                                    b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(SEARCH)
+                                    + SEARCH)
         self.assertEqual(status, 421)
         self.assertNotIn(b"umbrella", body)
 
@@ -330,7 +333,8 @@ class ServerLogTest(unittest.TestCase):
     def test_garbage_and_vanishing_clients_write_one_line_each_and_no_traceback(self):
         server = self.start()
         address = ("127.0.0.1", server.port)
-        for data in (b"NOT A VALID REQUEST LINE AT ALL\r\n\r\n", b"GET\r\n\r\n", b"\x16\x03\x01\x02\x00\x01\x00\r\n\r\n",
+        for data in (b"NOT A VALID REQUEST LINE AT ALL\r\n\r\n", b"GET\r\n\r\n",
+                     b"\x16\x03\x01\x02\x00\x01\x00\r\n\r\n",
                      b"POST /add HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n"):
             with socket.create_connection(address, timeout=10) as sock:
                 sock.sendall(data)

@@ -83,7 +83,8 @@ class EndToEndTest(ServerTestCase):
         self.addCleanup(sock.close)
         half = len(payload) // 2
         chunks = b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in (payload[:half], payload[half:])) + b"0\r\n\r\n"
-        sock.sendall(b"POST /add HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n" + chunks)
+        sock.sendall(b"POST /add HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
+                     b"Connection: close\r\n\r\n" + chunks)
         reply = read_until_closed(sock)
         self.assertTrue(reply.startswith(b"HTTP/1.1 200"), reply)
 
@@ -136,7 +137,8 @@ class ShutdownTest(ServerTestCase):
         payload = json.dumps(add_body("u1", "s1", ["Alice: in flight %d heron" % i for i in range(200)])).encode()
         sock = socket.create_connection(("127.0.0.1", self.server.port), timeout=20)
         self.addCleanup(sock.close)
-        sock.sendall(b"POST /add HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % len(payload) + payload[:100])
+        sock.sendall(b"POST /add HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % len(payload)
+                     + payload[:100])
         time.sleep(0.5)  # the server has accepted the connection and is reading the body
         self.server.proc.send_signal(signal.SIGTERM)
         time.sleep(0.3)

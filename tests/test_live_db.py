@@ -120,7 +120,8 @@ class LiveDatabaseTest(CliMixin, MemoryTestCase):
         conn.execute("DELETE FROM meta")  # as flowmem wrote it before: gap in ms, True/False, no generation
         conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", [
             ("index_version", "6"), ("window_size", "3"), ("segment_max_messages", "8"),
-            ("segment_max_gap_ms", "1800000"), ("stem", "False"), ("split_speakers", "True"), ("resolve_times", "True")])
+            ("segment_max_gap_ms", "1800000"), ("stem", "False"), ("split_speakers", "True"),
+            ("resolve_times", "True")])
         conn.commit()
         conn.close()
         memory = self.open_memory("legacy.db")

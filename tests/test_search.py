@@ -40,7 +40,8 @@ class SearchTest(MemoryTestCase):
 
     def test_messages_come_first_then_windows_of_new_evidence(self):
         memory = self.open_memory("share.db", message_share=0.5)
-        memory.add(add_body("u1", "kites", ["P%d: kite number %d %s" % (i % 2, i, "kite " * (i % 4)) for i in range(16)]))
+        memory.add(add_body("u1", "kites",
+                            ["P%d: kite number %d %s" % (i % 2, i, "kite " * (i % 4)) for i in range(16)]))
         items = self.search("kite", top_k=6, memory=memory)
         self.assertEqual([i["view"] for i in items[:3]], [MESSAGE] * 3)
         self.assertIn(WINDOW, [i["view"] for i in items[3:]])
@@ -90,7 +91,8 @@ class SearchTest(MemoryTestCase):
         self.assertEqual(len(memory.search({"query": "Dana", "user_id": "u1", "top_k": 50})["data"]), 3)
 
     def test_search_fields_are_validated(self):
-        for body, field in (({"user_id": "u1", "top_k": 5}, "query"), ({"query": " ", "user_id": "u1", "top_k": 5}, "query"),
+        for body, field in (({"user_id": "u1", "top_k": 5}, "query"),
+                            ({"query": " ", "user_id": "u1", "top_k": 5}, "query"),
                             ({"query": "x", "top_k": 5}, "user_id"), ({"query": "x", "user_id": "u1"}, "top_k"),
                             ({"query": "x", "user_id": "u1", "top_k": "5"}, "top_k"),
                             ({"query": "x", "user_id": "u1", "top_k": True}, "top_k"),
@@ -124,7 +126,8 @@ class SearchTest(MemoryTestCase):
     def test_no_query_can_break_the_full_text_engine(self):
         hostile = ['"', '""', "'", 'a" OR "b', "NEAR(Dana Priya, 2)", "NEAR", "*", "Carol*", "content:x",
                    "terms:Dana", "(", ")", "((Dana", "AND", "OR NOT", "Dana AND NOT Priya", "^start",
-                   "-x +y ~z", "\x00\x01\x02\x1f\x7f", "\u200b\u202e", "😀👨‍👩‍👧", "卡罗琳去了哪里？", "ماذا فعلت كارولين",
+                   "-x +y ~z", "\x00\x01\x02\x1f\x7f", "\u200b\u202e", "😀👨‍👩‍👧", "卡罗琳去了哪里？",
+                   "ماذا فعلت كارولين",
                    "Robert'); DROP TABLE messages;--", "%_\\", "{a} [b]", "1e400", "-- /* */",
                    "Dana " * 1400, "x" * 10_000]
         for q in hostile:
@@ -158,7 +161,8 @@ for s in range(6):
     msgs = [{"role": "user", "content": "P%d: %s %s %s" % (i % 2, words[(s + i) % 8], words[(s * i) % 8], words[i % 8]),
              "timestamp": 1683554160000 + s * 86400000} for i in range(25)]
     m.add({"request_id": "r%d" % s, "user_id": "u", "session_id": "sess-%d" % s, "messages": msgs})
-out = [m.search({"query": q, "user_id": "u", "top_k": 100}) for q in ("alpha beta", "gamma", "theta zeta eta", "P1 delta")]
+out = [m.search({"query": q, "user_id": "u", "top_k": 100})
+       for q in ("alpha beta", "gamma", "theta zeta eta", "P1 delta")]
 print(json.dumps(out, sort_keys=True))
 """
 

@@ -142,7 +142,8 @@ class DeleteUserTest(MemoryTestCase):
         conn = self.memory.store._writer
         for table, where in (("users", "user_id = 'gone'"), ("requests", "user_key = %d" % key),
                              ("sessions", "user_key = %d" % key),
-                             ("messages", "content LIKE 'Zed:%'"), ("views", "session_key NOT IN (SELECT session_key FROM sessions)")):
+                             ("messages", "content LIKE 'Zed:%'"),
+                             ("views", "session_key NOT IN (SELECT session_key FROM sessions)")):
             self.assertEqual(conn.execute("SELECT count(*) FROM %s WHERE %s" % (table, where)).fetchone()[0], 0, table)
         self.assertEqual(self.search("flamingo", "gone"), [])
         self.assertEqual(self.memory.stats("gone"), {"user_id": "gone", "exists": False})

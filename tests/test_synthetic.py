@@ -27,7 +27,8 @@ CATEGORIES = ["single-hop", "multi-session", "knowledge-update", "temporal-relat
 EN_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 ZH_WEEKDAYS = "一二三四五六日"
 EN_COUNTS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
-VAGUE = {"recently", "the other day", "a while ago", "not long ago", "some time ago", "最近", "前几天", "前阵子", "不久前"}
+VAGUE = {"recently", "the other day", "a while ago", "not long ago", "some time ago",
+         "最近", "前几天", "前阵子", "不久前"}
 
 # Anything that looks like a relative time expression; a turn that has one must be labelled.
 EN_TIME_WORDS = re.compile(

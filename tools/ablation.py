@@ -54,7 +54,8 @@ def rungs() -> List[Tuple[str, Dict[str, Any]]]:
     out += [
         ("tail without feedback", {"tail_weight_feedback": 0.0}),
         ("tail speaker weight as in head", {"tail_weight_speaker": defaults.weight_speaker}),
-        ("no separate tail (one fusion)", {"tail_weight_feedback": 0.0, "tail_weight_speaker": defaults.weight_speaker}),
+        ("no separate tail (one fusion)",
+         {"tail_weight_feedback": 0.0, "tail_weight_speaker": defaults.weight_speaker}),
         ("no feedback retrieval", {"feedback_terms": 0}),
         ("messages only, no windows", {"view_kind": MESSAGE}),
         ("no state-update rerank", {"state_update_window": 0}),

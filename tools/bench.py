@@ -425,7 +425,8 @@ def match_expression(user_key: int, query: str) -> str:
     return " OR ".join('"%s"' % fts.term(user_key, "message", t) for t in query_terms(query))
 
 
-def timed_bare(conn: sqlite3.Connection, expressions: Sequence[str], top_k: int) -> Tuple[List[float], List[List[float]]]:
+def timed_bare(conn: sqlite3.Connection, expressions: Sequence[str],
+               top_k: int) -> Tuple[List[float], List[List[float]]]:
     """Run the bare FTS5 bm25() query once per expression: latencies in ms, and scores."""
     sql = ("SELECT rowid, bm25(%s) FROM %s WHERE %s MATCH ? ORDER BY bm25(%s) LIMIT ?"
            % (fts.TABLE, fts.TABLE, fts.TABLE, fts.TABLE))

@@ -506,7 +506,8 @@ def table(figures: Dict[str, Any]) -> str:
 
 
 def parse_args(argv: Optional[Sequence[str]] = None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--other-users", type=int, default=1000, help="users besides the target in DB B (1000)")
     p.add_argument("--messages-per-user", type=int, default=1000, help="messages of each other user (1000)")
     p.add_argument("--target-messages", type=int, default=1000, help="messages of the measured user (1000)")
@@ -516,7 +517,8 @@ def parse_args(argv: Optional[Sequence[str]] = None):
     p.add_argument("--queries", type=int, default=200, help="fixed queries for the target (200)")
     p.add_argument("--rounds", type=int, default=5, help="timed passes over the queries per DB (5)")
     p.add_argument("--top-k", type=int, default=100)
-    p.add_argument("--add-requests", type=int, default=500, help="measured Adds per user kind (500: enough to span several index merges)")
+    p.add_argument("--add-requests", type=int, default=500,
+                   help="measured Adds per user kind (500: enough to span several index merges)")
     p.add_argument("--add-synchronous", default="FULL", help="SQLite synchronous for the Add phase (FULL)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workdir", default="/tmp/flowmem-bench")
@@ -602,7 +604,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print("machine: %s CPUs, %s, Python %s, SQLite %s" % (m["cpu_count"], m["platform"], m["python"], m["sqlite"]))
     print("command: %s" % figures["command"])
     print("DB B: %d messages, %s in %.0f s (%.0f msg/s)" % (
-        build["messages"], "cached, built" if build["reused"] else "built", build["build_s"], build["build_msgs_per_s"]))
+        build["messages"], "cached, built" if build["reused"] else "built", build["build_s"],
+        build["build_msgs_per_s"]))
     print("queries: %d, mean results per query %.1f" % (len(queries), search["mean_results_per_query"]))
     print("result mismatches A vs B: %d (after the Add phase: %d)" % (search["mismatches"], add["mismatches_after"]))
 

@@ -701,7 +701,8 @@ def check_overlapping_retries(c):
     for r in results:
         check_add_body(r.json, body)
     got = count_hits(c, user, w)
-    require(got == expected, "16 overlapping retries left %d items with the word; one write leaves %d" % (got, expected))
+    require(got == expected,
+            "16 overlapping retries left %d items with the word; one write leaves %d" % (got, expected))
 
 
 def check_same_request_id_other_user(c):
@@ -814,7 +815,7 @@ def _invalid_json_case(path):
             try:
                 expect_error(Response(status, _parse_json(data), {}), 400)
             except CheckFailed as e:
-                raise CheckFailed("body %r: %s" % (raw, e))
+                raise CheckFailed("body %r: %s" % (raw, e)) from e
     return check
 
 
@@ -826,7 +827,7 @@ def _non_object_case(path):
             try:
                 expect_error(Response(status, _parse_json(data), {}), (400, 422))
             except CheckFailed as e:
-                raise CheckFailed("body %r: %s" % (raw, e))
+                raise CheckFailed("body %r: %s" % (raw, e)) from e
             seen.append("%s->%d" % (raw.decode(), status))
         return "contract says 400; got " + ", ".join(seen)
     return check
@@ -857,7 +858,7 @@ def check_unknown_path(c):
         try:
             expect_error(Response(status, _parse_json(data), {}), 404)
         except CheckFailed as e:
-            raise CheckFailed("%s %s: %s" % (method, path, e))
+            raise CheckFailed("%s %s: %s" % (method, path, e)) from e
 
 
 def check_wrong_method(c):
@@ -1109,7 +1110,7 @@ def check_auth_wrong_key(c):
         try:
             expect_error(r, 401)
         except CheckFailed as e:
-            raise CheckFailed("%s: %s" % (_describe(h), e))
+            raise CheckFailed("%s: %s" % (_describe(h), e)) from e
 
 
 def check_auth_accepted_forms(c):

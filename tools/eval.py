@@ -44,7 +44,8 @@ def parse_settings(pairs: List[str]) -> Dict[str, Any]:
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or name not in flowmem_config.field_names():
-            raise SystemExit("eval: --set takes NAME=VALUE with NAME one of: %s" % ", ".join(flowmem_config.field_names()))
+            raise SystemExit("eval: --set takes NAME=VALUE with NAME one of: %s"
+                             % ", ".join(flowmem_config.field_names()))
         kind = type(getattr(defaults, name))
         if kind is bool:
             out[name] = flowmem_config.to_bool(value)

@@ -1196,7 +1196,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     n_errors = sum(errors.values())
     if n_errors:
         by_kind = collections.Counter()
-        for (e, k, d), n in errors.items():
+        for (_, k, _), n in errors.items():
             by_kind[k] += n
         failures.append("%d errors (%s)" % (n_errors, ", ".join("%s %d" % kv for kv in sorted(by_kind.items()))))
     growth = figures["memory"].get("growth_after_warmup_pct")

@@ -118,7 +118,8 @@ def summarize(outcomes: Sequence[Outcome]) -> Dict[str, float]:
     return out
 
 
-def by_group(outcomes: Sequence[Outcome], categories: Sequence[str], unanswerable: Sequence[str]) -> Dict[str, Dict[str, float]]:
+def by_group(outcomes: Sequence[Outcome], categories: Sequence[str],
+             unanswerable: Sequence[str]) -> Dict[str, Dict[str, float]]:
     """Summaries: `overall`, `answerable` (without the unanswerable categories) and one per category."""
     groups: Dict[str, Dict[str, float]] = {"overall": summarize(outcomes)}
     answerable = [o for o in outcomes if o.category not in unanswerable]

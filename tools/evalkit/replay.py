@@ -82,7 +82,8 @@ class HttpClient:
                 if attempt:
                     raise
         if response.status != 200:
-            raise RuntimeError("POST %s gave %d: %s" % (path, response.status, payload[:300].decode("utf-8", "replace")))
+            raise RuntimeError("POST %s gave %d: %s"
+                               % (path, response.status, payload[:300].decode("utf-8", "replace")))
         return json.loads(payload)
 
     def add(self, body: Dict[str, Any]) -> Dict[str, Any]:

@@ -19,5 +19,6 @@ def summary_tables(groups: Dict[str, Dict[str, float]]) -> List[str]:
     """The message-budget table, then the context-budget and item-rank table."""
     return [
         "Message-budget rank:\n\n" + table(groups, metrics.MESSAGE_METRICS),
-        "Context budget (characters) and item rank:\n\n" + table(groups, metrics.CONTEXT_METRICS + metrics.ITEM_METRICS),
+        "Context budget (characters) and item rank:\n\n"
+        + table(groups, metrics.CONTEXT_METRICS + metrics.ITEM_METRICS),
     ]
