@@ -72,8 +72,9 @@ def _settings_flags(parser: argparse.ArgumentParser, server: bool) -> None:
                 continue
             # argparse expands %-formats in help texts: a literal % must be doubled.
             text = "%s (default: %s)" % (setting.help, _default_text(setting))
-            arguments.add_argument(flag_name(setting.name), dest=setting.name, type=config_module.field_type(setting.name),
-                                   default=None, metavar=setting.name.upper(), help=text.replace("%", "%%"))
+            arguments.add_argument(flag_name(setting.name), dest=setting.name,
+                                   type=config_module.field_type(setting.name), default=None,
+                                   metavar=setting.name.upper(), help=text.replace("%", "%%"))
 
 
 def _cell(text: str) -> str:

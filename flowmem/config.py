@@ -123,7 +123,8 @@ class Config:
         0.1, "ranking", 'weight of time order (earliest or latest first) for "first"/"last" questions')
     weight_adjacency: float = setting(
         0.05, "ranking", "weight of being next to one of the best adjacency_top messages")
-    weight_dated: float = setting(0.3, "ranking", 'weight of the message stating or implying a date, for "when" questions')
+    weight_dated: float = setting(
+        0.3, "ranking", 'weight of the message stating or implying a date, for "when" questions')
     adjacency_top: int = setting(3, "ranking", "best messages whose neighbours the adjacency ranking brings up")
     candidate_pool: int = setting(
         1000, "ranking", "messages a search considers, at most; past it, those with the best BM25")
@@ -131,7 +132,8 @@ class Config:
     head_size: int = setting(
         10, "ranking", "places at the top ranked with the weight_* settings; the rest with the tail_weight_* too")
     feedback_docs: int = setting(
-        5, "ranking", "best messages whose distinctive words are searched for too (pseudo-relevance feedback); 0 turns it off")
+        5, "ranking", "best messages whose distinctive words are searched for too (pseudo-relevance feedback); "
+        "0 turns it off")
     # 20, not the 40 tools/tune.py chose: on LoCoMo dev the two score the same (Hit@1/Hit@10/MRR
     # equal, Recall@100 0.943 vs 0.944), and 20 reads half the postings: p50 1.4 ms lower in paired
     # runs. Synthetic: one question fewer at Hit@1 (`python tools/eval.py ... --set feedback_terms=40`).
@@ -141,7 +143,8 @@ class Config:
         "words past it are skipped")
     tail_weight_feedback: float = setting(
         0.2, "ranking", "weight of pseudo-relevance feedback past the first head_size places")
-    tail_weight_speaker: float = setting(0.5, "ranking", "weight of the speaker ranking past the first head_size places")
+    tail_weight_speaker: float = setting(
+        0.5, "ranking", "weight of the speaker ranking past the first head_size places")
     view_kind: str = setting(
         "window", "results", "what fills the slots after the single messages: window, segment, or message (none)")
     message_share: float = setting(

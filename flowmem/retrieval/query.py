@@ -44,7 +44,8 @@ _INTENTS = [
                          r"today)\b|现在|目前|最新|还在|如今", re.I)),
     (FIRST, re.compile(r"\b(first|earliest|originally|initially|began|begin|start(ed)?)\b|第一次|最早|起初", re.I)),
     (LAST, re.compile(r"\b(last|lately|recently|final(ly)?)\b|最后|上一次|最近", re.I)),
-    (WHEN, re.compile(r"\b(when|what (date|day|time|year|month)|how long ago|which (year|month|day))\b|什么时候|哪天|哪一天|哪年|几月|何时", re.I)),
+    (WHEN, re.compile(r"\b(when|what (date|day|time|year|month)|how long ago|which (year|month|day))\b"
+                      r"|什么时候|哪天|哪一天|哪年|几月|何时", re.I)),
 ]
 
 # Capitalised words that begin questions or sentences say nothing about names.
@@ -54,7 +55,9 @@ Will Shall May Might Must In On At For From To Of The A An And Or But If Since D
 According Please Tell Give Name List Describe Explain Besides Apart Other Also Yes No I
 """.split())
 _CAPITALISED = re.compile(r"\b([A-Z][\w'\u2019-]*)")
-_QUOTED = re.compile(r"[\"\u201c\u201d\u300c\u300e]([^\"\u201c\u201d\u300c\u300d\u300e\u300f]{2,80})[\"\u201c\u201d\u300d\u300f]")
+_QUOTED = re.compile(r"[\"\u201c\u201d\u300c\u300e]"  # an opening quote
+                     r"([^\"\u201c\u201d\u300c\u300d\u300e\u300f]{2,80})"  # what it quotes
+                     r"[\"\u201c\u201d\u300d\u300f]")  # a closing quote
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
