@@ -12,13 +12,13 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from ..config import Config
 from ..errors import FlowmemError, MethodNotAllowed, NotFound, RetryLater, Unauthorized
 from ..memory import Memory
 from ..validation import decode_json_object
-from .guard import BrowserGuard
+from .guard import BrowserGuard, Headers
 
 log = logging.getLogger("flowmem.http")
 
@@ -60,7 +60,7 @@ def error_response(error: FlowmemError) -> Response:
     return json_response(error.status, {"detail": {"reason": error.reason}}, headers)
 
 
-def credential(headers: Mapping[str, str]) -> Optional[str]:
+def credential(headers: Headers) -> Optional[str]:
     """The key a request carries: `Authorization: Bearer|Token <key>` or `X-Api-Key: <key>`."""
     auth = headers.get("Authorization")
     if auth:
@@ -88,7 +88,7 @@ class App:
         self._key = key.encode("utf-8") if key else None
         self.guard = BrowserGuard(config.host, config.allowed_hosts, config.allowed_origins)
 
-    def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Response:
+    def handle(self, method: str, path: str, headers: Headers, body: bytes) -> Response:
         """Answer one request; `body` is already read whole and within its limit (framing.py)."""
         cors: List[Tuple[str, str]] = []
         try:
@@ -130,7 +130,7 @@ class App:
         _, action, needs_key = ROUTES[route]
         return action, needs_key
 
-    def _authorize(self, headers: Mapping[str, str]) -> None:
+    def _authorize(self, headers: Headers) -> None:
         if self._key is None:
             return
         given = credential(headers)

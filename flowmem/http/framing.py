@@ -17,7 +17,7 @@ line, methods, routes, credentials) is for the http.server handler and App.
 from __future__ import annotations
 
 import re
-from typing import List, NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple, Union
 
 from ..errors import BadRequest, HeadersTooLarge, PayloadTooLarge
 
@@ -33,6 +33,9 @@ SINGLE_HEADERS = frozenset({b"host", b"origin", b"content-type", b"authorization
 _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")  # 16 hex digits: 2**64 - 1; more is an overflow
 _DIGITS = re.compile(rb"[0-9]{1,19}")
 _HEADER_NAME = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token: no spaces before the colon
+
+
+Buffer = Union[bytes, bytearray]  # what the loop has read of a connection so far
 
 
 class Request(NamedTuple):
@@ -62,7 +65,7 @@ class RequestFramer:
     def head_complete(self) -> bool:
         return self._head_end > 0
 
-    def feed(self, buffer: bytes) -> Optional[Tuple[Request, int]]:
+    def feed(self, buffer: Buffer) -> Optional[Tuple[Request, int]]:
         """(the request, bytes of `buffer` it used) once `buffer` holds a whole request, else None.
 
         `buffer` is everything received since this request began, and only grows
@@ -78,14 +81,14 @@ class RequestFramer:
             if len(buffer) < end:
                 return None
             return Request(bytes(buffer[self._skip:self._head_end]), bytes(buffer[self._head_end:end])), end
-        end = self._read_chunks(buffer)
-        if end is None:
+        chunked_end = self._read_chunks(buffer)
+        if chunked_end is None:
             return None
-        return Request(bytes(buffer[self._skip:self._head_end]), b"".join(self._chunks)), end
+        return Request(bytes(buffer[self._skip:self._head_end]), b"".join(self._chunks)), chunked_end
 
     # -- the head --------------------------------------------------------------------
 
-    def _find_head(self, buffer: bytes) -> None:
+    def _find_head(self, buffer: Buffer) -> None:
         while buffer[self._skip:self._skip + 2] == b"\r\n" or buffer[self._skip:self._skip + 1] == b"\n":
             self._skip += 2 if buffer[self._skip:self._skip + 1] == b"\r" else 1
             if self._skip > MAX_HEAD_BYTES:
@@ -151,7 +154,7 @@ class RequestFramer:
 
     # -- a chunked body ----------------------------------------------------------------
 
-    def _read_chunks(self, buffer: bytes) -> Optional[int]:
+    def _read_chunks(self, buffer: Buffer) -> Optional[int]:
         """Parse chunks from where the last call stopped; the offset past the body once it is whole."""
         while True:
             line_end = buffer.find(b"\n", self._pos, self._pos + MAX_CHUNK_LINE + 1)

@@ -22,9 +22,16 @@ visits can make the browser send requests there. Three doors are closed:
 from __future__ import annotations
 
 import ipaddress
-from typing import FrozenSet, List, Mapping, Optional, Tuple
+from typing import FrozenSet, List, Optional, Protocol, Tuple
 
 from ..errors import Forbidden, MisdirectedRequest, UnsupportedMediaType
+
+
+class Headers(Protocol):
+    """A request's headers as they are read here: http.server's (names in any case), or a dict in tests."""
+
+    def get(self, name: str, /) -> Optional[str]: ...
+
 
 FORM_TYPES = ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data")
 LOOPBACK_NAMES = ("localhost",)
@@ -82,7 +89,7 @@ class BrowserGuard:
         raise MisdirectedRequest("this server does not answer for host %r; allow it with --allowed-hosts"
                                  % name[:100])
 
-    def check_origin(self, headers: Mapping[str, str]) -> None:
+    def check_origin(self, headers: Headers) -> None:
         origin = headers.get("Origin")
         if origin is not None:
             if origin.strip().lower().rstrip("/") not in self.allowed_origins:
@@ -100,7 +107,7 @@ class BrowserGuard:
         hint = " (a type web forms send)" if media in FORM_TYPES else ""
         raise UnsupportedMediaType("Content-Type %r is not accepted%s; send application/json" % (media[:100], hint))
 
-    def cors_headers(self, headers: Mapping[str, str], allow: str) -> List[Tuple[str, str]]:
+    def cors_headers(self, headers: Headers, allow: str) -> List[Tuple[str, str]]:
         """CORS response headers for a request from an allowed origin; none otherwise."""
         origin = (headers.get("Origin") or "").strip()
         if not origin or origin.lower().rstrip("/") not in self.allowed_origins:

@@ -71,7 +71,8 @@ class Handler(BaseHTTPRequestHandler):
     def __init__(self, request: Request, app: App, closing: bool, received: float):
         # BaseHTTPRequestHandler.__init__ would read a socket; this request is already read whole.
         self.rfile = io.BytesIO(request.head)
-        self.wfile = io.BytesIO()
+        self._response = io.BytesIO()
+        self.wfile = self._response
         self.body = request.body
         self.app = app
         self.closing = closing
@@ -86,7 +87,7 @@ class Handler(BaseHTTPRequestHandler):
             response = self.app.handle(self.command, self.path, self.headers, self.body)
             self.close_connection = self.close_connection or self.closing
             self._send(response)
-        return self.wfile.getvalue(), self.close_connection
+        return self._response.getvalue(), self.close_connection
 
     def handle_expect_100(self) -> bool:
         return True  # the loop sent "100 Continue" when it mattered: before the body arrived

@@ -13,7 +13,7 @@ from ..text.features import shown
 from . import fts
 from .rows import MessageRow, ViewRow, lookup_user_key, view_rows
 from .session_cache import CACHE_UNIT_CHARS, SessionCache, SessionData
-from .settings import IndexState, ViewSettings
+from .settings import IndexState
 from .views import KINDS, MESSAGE
 
 
@@ -24,10 +24,9 @@ class Reader:
     be analysed with them (retrieval/pipeline.py), whatever the Store's were when it started.
     """
 
-    def __init__(self, conn: sqlite3.Connection, cache: Optional[SessionCache] = None,
-                 index: IndexState = IndexState(0, ViewSettings())):
+    def __init__(self, conn: sqlite3.Connection, cache: SessionCache, index: IndexState):
         self.conn = conn
-        self.cache = cache if cache is not None else SessionCache(0)  # an empty cache is falsy (len 0)
+        self.cache = cache
         self.settings = index.settings
         self._generation = index.generation
         self._sessions: Dict[int, SessionData] = {}

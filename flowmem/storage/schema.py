@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import shlex
 import sqlite3
-from typing import Callable, List, Union
+from typing import Callable, List, Set, Union
 
 from ..errors import StoreError
 from . import fts
@@ -35,7 +35,7 @@ def _retag_sessions(conn: sqlite3.Connection) -> None:
     """Migration 2: every session's tag from (user_id, session_id), unique, given in session order."""
     rows = conn.execute("SELECT s.session_key, u.user_id, s.session_id FROM sessions s"
                         " JOIN users u ON u.user_key = s.user_key ORDER BY s.session_key").fetchall()
-    taken = set()
+    taken: Set[str] = set()
     for session_key, user_id, session_id in rows:
         tag = free_tag(user_id, session_id, taken.__contains__)
         taken.add(tag)
@@ -98,8 +98,8 @@ MIGRATIONS: List[List[Migration]] = [
             length INTEGER NOT NULL
         )""",
         "CREATE INDEX views_by_session ON views (session_key, last_seq)",
-    ]
-    + fts.CREATE_SQL,
+        *fts.CREATE_SQL,
+    ],
     [
         # Session tags were sha256(session_id): two users' sessions of one session_id shared ids.
         _retag_sessions,

@@ -90,7 +90,7 @@ def decode_settings(meta: Mapping[str, str], path: str) -> ViewSettings:
     values = dict(meta)
     if "segment_max_gap_ms" in values:
         values["segment_max_gap_s"] = str(int(values.pop("segment_max_gap_ms")) // 1000)
-    out = {}
+    out: Dict[str, Any] = {}
     try:
         for name, default in ViewSettings()._asdict().items():
             raw = values[name]

@@ -277,13 +277,14 @@ class Store:
         with self._write_lock:
             if self._closed:
                 raise StoreError("the store is closed")
-            if self._writer is None:
+            writer, checkpointer = self._writer, self._checkpointer  # both set by _open_writer, or neither
+            if writer is None or checkpointer is None:
                 raise StoreError("database %s is open read-only" % self.path)
-            with transaction(self._writer, "BEGIN IMMEDIATE", self.path):
+            with transaction(writer, "BEGIN IMMEDIATE", self.path):
                 if check:
-                    self._check_generation(self._writer)
-                yield self._writer
-            self._checkpointer.wrote.set()
+                    self._check_generation(writer)
+                yield writer
+            checkpointer.wrote.set()
 
     def add(self, user_id: str, session_id: str, request_id: str, messages: Sequence[NewMessage]) -> bool:
         """Store one Add atomically. Returns False (writing nothing) if the request was stored before.
@@ -341,7 +342,7 @@ class Store:
         self._adopt(IndexState(generation, settings))
         with self._write_lock:
             try:
-                if self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
+                if conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:  # conn: the writer
                     log.warning("a read of an older snapshot outlasted the busy timeout: the WAL keeps pages of "
                                 "the deleted user until later writes overwrite them")
             except sqlite3.Error as e:  # the user is deleted; the background checkpointer copies the rest

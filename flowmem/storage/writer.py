@@ -81,10 +81,9 @@ def sync_views(conn: sqlite3.Connection, settings: ViewSettings, user_key: int, 
         delta[1] -= length
     for span in sorted(wanted - set(existing), key=lambda s: (s.first, views.KINDS.index(s.kind), s.last)):
         document, length = _document(user_key, span, texts)
-        doc_id = conn.execute(
-            "INSERT INTO views (session_key, kind, first_seq, last_seq, length) VALUES (?, ?, ?, ?, ?)",
-            (session_key, span.kind, span.first, span.last, length),
-        ).lastrowid
+        doc_id = _insert(
+            conn, "INSERT INTO views (session_key, kind, first_seq, last_seq, length) VALUES (?, ?, ?, ?, ?)",
+            (session_key, span.kind, span.first, span.last, length))
         conn.execute(fts.insert_sql(), (doc_id, document))
         delta = deltas.setdefault(span.kind, [0, 0])
         delta[0] += 1
@@ -170,7 +169,7 @@ def _user_key(conn: sqlite3.Connection, user_id: str) -> int:
     key = lookup_user_key(conn, user_id)
     if key is not None:
         return key
-    return conn.execute("INSERT INTO users (user_id) VALUES (?)", (user_id,)).lastrowid
+    return _insert(conn, "INSERT INTO users (user_id) VALUES (?)", (user_id,))
 
 
 def _session(conn: sqlite3.Connection, user_key: int, user_id: str, session_id: str) -> Tuple[int, int, int]:
@@ -183,7 +182,14 @@ def _session(conn: sqlite3.Connection, user_key: int, user_id: str, session_id: 
         return row
     tag = free_tag(user_id, session_id, lambda candidate: conn.execute(
         "SELECT 1 FROM sessions WHERE tag = ?", (candidate,)).fetchone() is not None)
-    key = conn.execute(
-        "INSERT INTO sessions (user_key, session_id, tag) VALUES (?, ?, ?)", (user_key, session_id, tag)
-    ).lastrowid
+    key = _insert(conn, "INSERT INTO sessions (user_key, session_id, tag) VALUES (?, ?, ?)",
+                  (user_key, session_id, tag))
     return key, 0, 1
+
+
+def _insert(conn: sqlite3.Connection, sql: str, parameters: Sequence[object]) -> int:
+    """Run one INSERT; the new row's key."""
+    key = conn.execute(sql, parameters).lastrowid
+    if key is None:  # sqlite3 sets it after every INSERT that made a row
+        raise RuntimeError("INSERT made no row: " + sql)
+    return key

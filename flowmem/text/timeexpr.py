@@ -29,7 +29,7 @@ from __future__ import annotations
 import calendar
 import datetime
 import re
-from typing import Callable, List, NamedTuple, Optional, Tuple
+from typing import Callable, List, NamedTuple, Optional, Tuple, TypeVar
 
 Date = datetime.date
 _DAY = datetime.timedelta(days=1)
@@ -113,7 +113,9 @@ def _safe_date(year: int, month: int, day: int) -> Optional[Date]:
 
 # -- patterns ------------------------------------------------------------------------------
 
-Handler = Callable[[re.Match, Date], Optional[Tuple[Date, Date]]]
+AnchorT = TypeVar("AnchorT", Date, Optional[Date])
+Span = Tuple[Date, Date]  # the first and last day an expression may mean
+Handler = Callable[[re.Match, Date], Optional[Span]]  # resolves a relative expression on the day it was said
 _N = r"(\d{1,3}|a couple of|couple of|an|a|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _CN_N = r"([0-9]{1,3}|[零一二两三四五六七八九十]{1,3})"
 
@@ -138,6 +140,12 @@ def _ago(unit: str, n: int, anchor: Date) -> Tuple[Date, Date]:
     return _year(anchor, -n)
 
 
+def _counted(count: str, resolve_count: Callable[[int], Optional[Span]]) -> Optional[Span]:
+    """What `resolve_count` makes of the number `count` spells; None for none or zero."""
+    n = _number(count)
+    return resolve_count(n) if n else None
+
+
 RELATIVE: List[Tuple[re.Pattern, Handler]] = [
     (re.compile(r"\bthe day before yesterday\b", re.I), lambda m, a: _single(a - 2 * _DAY)),
     (re.compile(r"\bthe day after tomorrow\b", re.I), lambda m, a: _single(a + 2 * _DAY)),
@@ -145,13 +153,13 @@ RELATIVE: List[Tuple[re.Pattern, Handler]] = [
     (re.compile(r"\b(today|tonight|this (morning|afternoon|evening))\b", re.I), lambda m, a: _single(a)),
     (re.compile(r"\btomorrow\b", re.I), lambda m, a: _single(a + _DAY)),
     (re.compile(r"\b%s (days?|weeks?|months?|years?) ago\b" % _N, re.I),
-     lambda m, a: _ago(m.group(2).lower(), _number(m.group(1)), a) if _number(m.group(1)) else None),
+     lambda m, a: _counted(m.group(1), lambda n: _ago(m.group(2).lower(), n, a))),
     (re.compile(r"\bin %s days?\b" % _N, re.I),
-     lambda m, a: _single(a + datetime.timedelta(days=_number(m.group(1)))) if _number(m.group(1)) else None),
+     lambda m, a: _counted(m.group(1), lambda n: _single(a + datetime.timedelta(days=n)))),
     (re.compile(r"\b(last|this|next) weekend\b", re.I),
      lambda m, a: _weekend(a, {"last": -1, "this": 0, "next": 1}[m.group(1).lower()])),
     (re.compile(r"\b%s weekends? ago\b" % _N, re.I),
-     lambda m, a: _weekend(a, -_number(m.group(1))) if _number(m.group(1)) else None),
+     lambda m, a: _counted(m.group(1), lambda n: _weekend(a, -n))),
     (re.compile(r"\bearlier this week\b", re.I), lambda m, a: (_week(a)[0], a)),
     (re.compile(r"\bearlier this month\b", re.I), lambda m, a: (_month(a)[0], a)),
     (re.compile(r"\b(last|this|next) week\b", re.I),
@@ -182,9 +190,9 @@ RELATIVE: List[Tuple[re.Pattern, Handler]] = [
     (re.compile(r"今年"), lambda m, a: _year(a)),
     (re.compile(r"明年"), lambda m, a: _year(a, 1)),
     (re.compile(r"%s(天|周|个星期|个月|年)前" % _CN_N),
-     lambda m, a: _ago(m.group(2), _number(m.group(1)), a) if _number(m.group(1)) else None),
+     lambda m, a: _counted(m.group(1), lambda n: _ago(m.group(2), n, a))),
     (re.compile(r"%s天后" % _CN_N),
-     lambda m, a: _single(a + datetime.timedelta(days=_number(m.group(1)))) if _number(m.group(1)) else None),
+     lambda m, a: _counted(m.group(1), lambda n: _single(a + datetime.timedelta(days=n)))),
 ]
 
 _MONTH = r"(%s)\.?" % _MONTH_ALTERNATIVES
@@ -213,7 +221,7 @@ def _us_date(m: re.Match, anchor: Optional[Date]) -> Optional[Tuple[Date, Date]]
     return _single(d) if d else None
 
 
-ABSOLUTE: List[Tuple[re.Pattern, Callable[[re.Match, Optional[Date]], Optional[Tuple[Date, Date]]]]] = [
+ABSOLUTE: List[Tuple[re.Pattern, Callable[[re.Match, Optional[Date]], Optional[Span]]]] = [
     (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"),
      lambda m, a: (lambda d: _single(d) if d else None)(_safe_date(int(m.group(1)), int(m.group(2)), int(m.group(3))))),
     (re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b"), _us_date),
@@ -254,14 +262,15 @@ def resolve(text: str, anchor: Optional[Date]) -> List[Resolution]:
     taken: List[Tuple[int, int]] = []
     found: List[Resolution] = []
 
-    def claim(pattern: re.Pattern, handler, relative: bool) -> None:
+    def claim(pattern: re.Pattern, handler: Callable[[re.Match, AnchorT], Optional[Span]], day: AnchorT,
+              relative: bool) -> None:
         for m in pattern.finditer(text):
             if len(found) >= MAX_RESOLUTIONS:
                 return
             if any(m.start() < end and start < m.end() for start, end in taken):
                 continue
             try:
-                span = handler(m, anchor)
+                span = handler(m, day)
             except (OverflowError, ValueError):
                 span = None  # a date past year 9999 or before year 1: nothing to resolve to
             if span is None:
@@ -272,13 +281,13 @@ def resolve(text: str, anchor: Optional[Date]) -> List[Resolution]:
     lowered = text.lower()
     # What any pattern without a trigger word needs: a digit or a month name (ASCII), or non-ASCII text.
     numeric = _DIGIT.search(lowered) is not None or any(m in lowered for m in MONTHS)
-    for pattern, handler in ABSOLUTE:
+    for pattern, absolute in ABSOLUTE:
         if _may_match(pattern, lowered, numeric):
-            claim(pattern, handler, False)
+            claim(pattern, absolute, anchor, False)
     if anchor is not None:
-        for pattern, handler in RELATIVE:
+        for pattern, relative in RELATIVE:
             if _may_match(pattern, lowered, numeric):
-                claim(pattern, handler, True)
+                claim(pattern, relative, anchor, True)
     return sorted(found, key=lambda r: r.position)
 
 
