@@ -1,11 +1,16 @@
 PYTHON ?= python3
 LOCOMO ?= ../shared/data/locomo/locomo10-dev.json
 
-.PHONY: test serve eval eval-synthetic bench bench-isolation check-contract
+.PHONY: test lint serve eval eval-synthetic bench bench-isolation check-contract
 
 # Every test, standard library only.
 test:
 	$(PYTHON) -m unittest discover -s tests -t .
+
+# Style and likely bugs (ruff) and types (mypy), zero findings; the versions .ci/lint-requirements.txt pins.
+lint:
+	$(PYTHON) -m ruff check flowmem tools tests
+	$(PYTHON) -m mypy
 
 serve:
 	$(PYTHON) -m flowmem serve
