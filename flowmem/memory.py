@@ -46,7 +46,8 @@ def reindex(config: Config, progress: Optional[Callable[[int, int], None]] = Non
     Safe while a server has the file open (storage.store.Store.reindex). `progress(done, total)`
     counts messages. Returns the settings the index now has.
     """
-    store = Store(config.db, synchronous=config.synchronous, create=False, check_index=False)
+    # cache_messages=0: rebuilding reads messages from the file, never through the session cache.
+    store = Store(config.db, synchronous=config.synchronous, cache_messages=0, create=False, check_index=False)
     try:
         return store.reindex(settings=config.index_settings(), progress=progress)
     finally:

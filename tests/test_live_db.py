@@ -73,7 +73,7 @@ class LiveDatabaseTest(CliMixin, MemoryTestCase):
         searcher = threading.Thread(target=keep_searching)
         searcher.start()
         try:
-            other = Store(self.db_path(), synchronous="NORMAL", create=False, check_index=False)
+            other = Store(self.db_path(), synchronous="NORMAL", cache_messages=0, create=False, check_index=False)
             try:
                 for stem in (False, True, False, True):
                     other.reindex({"stem": stem})
@@ -87,7 +87,7 @@ class LiveDatabaseTest(CliMixin, MemoryTestCase):
 
     def test_a_write_after_another_process_reindexed_derives_its_tokens_with_the_new_settings(self):
         self.ask("pottery")
-        other = Store(self.db_path(), synchronous="NORMAL", create=False, check_index=False)
+        other = Store(self.db_path(), synchronous="NORMAL", cache_messages=0, create=False, check_index=False)
         other.reindex({"stem": False})
         other.close()
         self.memory.add(add_body("alice", "2023-05-09", ["Dana: the classes started"], request_id="r2"))

@@ -33,21 +33,21 @@ class SchemaTest(MemoryTestCase):
         conn.execute("PRAGMA user_version = %d" % (SCHEMA_VERSION + 1))
         conn.close()
         with self.assertRaises(StoreError) as cm:
-            Store(path)
+            Store(path, synchronous="FULL", cache_messages=0)
         self.assertIn("schema version", cm.exception.reason)
 
     def test_migrations_upgrade_an_older_database_step_by_step(self):
         path = self.db_path("old.db")
         old = schema.MIGRATIONS
-        Store(path).close()  # a database at the current version, holding a message
+        Store(path, synchronous="FULL", cache_messages=0).close()  # a new database at the current version
         memory = self.open_memory("old.db")
         memory.add(add_body("u1", "s1", ["Alice: before the upgrade"]))
         memory.close()
         newer = old + [["CREATE TABLE step_two (x)"]]
         with mock.patch.object(schema, "MIGRATIONS", newer), \
                 mock.patch.object(schema, "SCHEMA_VERSION", len(newer)):
-            s = Store(path)
-            applied = [r[0] for r in s._writer.execute("SELECT name FROM sqlite_master WHERE name = 'step_two'")]
+            s = Store(path, synchronous="FULL", cache_messages=0)
+            applied = [r[0] for r in s.writer.execute("SELECT name FROM sqlite_master WHERE name = 'step_two'")]
             version = s.schema_version()
             s.close()
             upgraded = self.search("upgrade", memory=self.open_memory("old.db"))
@@ -60,7 +60,7 @@ class SchemaTest(MemoryTestCase):
         with open(path, "wb") as f:
             f.write(b"this is not sqlite" * 100)
         with self.assertRaises(StoreError) as cm:
-            Store(path)
+            Store(path, synchronous="FULL", cache_messages=0)
         self.assertIn(path, cm.exception.reason)
 
     def test_close_checkpoints_the_wal_into_the_database_file(self):
@@ -82,8 +82,8 @@ class CheckpointTest(MemoryTestCase):
         self.assertTrue(self._in_main_file(b"cormorant"), "the WAL was never copied back")
 
     def test_a_steady_stream_of_writes_cannot_grow_the_wal_without_bound(self):
-        checkpointer = self.memory.store._checkpointer
-        checkpointer._wal_limit_bytes = 256 * 1024
+        checkpointer = self.memory.store.checkpointer
+        checkpointer.wal_limit_bytes = 256 * 1024
         for i in range(40):
             self.memory.add(add_body("u1", "s%d" % i, ["Alice: message %d of a long burst %s" % (j, "x" * 200)
                                                        for j in range(20)], request_id="r%d" % i))
@@ -92,7 +92,7 @@ class CheckpointTest(MemoryTestCase):
         self.assertEqual(self.memory.stats("u1")["messages"], 800)
 
     def test_closing_stops_the_background_thread(self):
-        thread = self.memory.store._checkpointer
+        thread = self.memory.store.checkpointer
         self.assertTrue(thread.is_alive())
         self.memory.close()
         self.assertFalse(thread.is_alive())
@@ -132,14 +132,14 @@ class DeleteUserTest(MemoryTestCase):
         self.memory.add(add_body("gone", "s1", ["Zed: my zanzibarian flamingo", "Amy: nice", "Zed: yes"]))
         self.memory.add(add_body("gone", "s2", ["Zed: second session words"]))
         self.memory.add(add_body("kept", "s1", ["Kim: my quokka photo"]))
-        key = self.memory.store._writer.execute("SELECT user_key FROM users WHERE user_id='gone'").fetchone()[0]
+        key = self.memory.store.writer.execute("SELECT user_key FROM users WHERE user_id='gone'").fetchone()[0]
         self.assertTrue(index_terms(self.memory, key))
         self.assertTrue(self._file_contains(b"zanzibarian"))
 
         self.assertTrue(self.memory.delete_user("gone"))
 
         self.assertEqual(index_terms(self.memory, key), [])
-        conn = self.memory.store._writer
+        conn = self.memory.store.writer
         for table, where in (("users", "user_id = 'gone'"), ("requests", "user_key = %d" % key),
                              ("sessions", "user_key = %d" % key),
                              ("messages", "content LIKE 'Zed:%'"),
@@ -168,13 +168,13 @@ class DeleteUserTest(MemoryTestCase):
         self.memory.add(add_body("kept", "s1", ["Kim: my quokka photo"]))
         self.assertTrue(self.search("zanzibarian flamingo", "gone"))  # gone's session is now in memory
         self.assertTrue(self.search("quokka", "kept"))
-        return [r[0] for r in self.memory.store._writer.execute(
+        return [r[0] for r in self.memory.store.writer.execute(
             "SELECT session_key FROM sessions s JOIN users u USING (user_key) WHERE u.user_id = 'gone'")]
 
     def test_a_search_right_after_deletion_cannot_see_cached_content(self):
         self.add_gone_and_kept()
         self.assertTrue(self.memory.delete_user("gone"))
-        self.assertEqual(len(self.memory.store._cache), 0)
+        self.assertEqual(len(self.memory.store.cache), 0)
         self.assertEqual(stem.cache_info().currsize, 0)  # not even the words it said, as stems
         self.assertEqual(self.search("zanzibarian flamingo", "gone"), [])
         self.assertFalse(self._file_contains(b"zanzibarian"))  # at once, in the file and its WAL
@@ -184,7 +184,7 @@ class DeleteUserTest(MemoryTestCase):
         sessions = self.add_gone_and_kept()
         self.open_memory().delete_user("gone")  # a second Memory stands for `flowmem delete-user` beside a server
         self.assertEqual(self.search("quokka", "kept")[0]["content"], "Kim: my quokka photo")
-        self.assertFalse([key for key in sessions if key in self.memory.store._cache])
+        self.assertFalse([key for key in sessions if key in self.memory.store.cache])
 
     def _file_contains(self, needle: bytes) -> bool:
         data = b""

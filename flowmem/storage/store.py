@@ -58,9 +58,8 @@ log = logging.getLogger("flowmem.store")
 class Store:
     """One flowmem database file. Thread-safe; call close() when done."""
 
-    def __init__(self, path: str, settings: SettingsRequest = None, synchronous: str = "FULL",
-                 pool_size: int = 16, cache_messages: int = 200_000, *, read_only: bool = False,
-                 create: bool = True, check_index: bool = True):
+    def __init__(self, path: str, *, synchronous: str, cache_messages: int, settings: SettingsRequest = None,
+                 pool_size: int = 16, read_only: bool = False, create: bool = True, check_index: bool = True):
         """Open the database at `path`, creating and migrating it as needed unless told not to.
 
         `settings` are the index settings asked for (ViewSettings names; a ViewSettings
@@ -164,6 +163,23 @@ class Store:
         if problem:
             raise StoreError(problem)
         return IndexState(read_generation(conn), stored)
+
+    # -- what tests and diagnostics may look at -------------------------------------
+
+    @property
+    def writer(self) -> Optional[sqlite3.Connection]:
+        """The connection every write goes through (None when read-only); use it only while no write runs."""
+        return self._writer
+
+    @property
+    def checkpointer(self) -> Optional[Checkpointer]:
+        """The background thread that copies the WAL into the database (None when read-only)."""
+        return self._checkpointer
+
+    @property
+    def cache(self) -> SessionCache:
+        """Sessions kept in memory between searches (session_cache.py)."""
+        return self._cache
 
     def schema_version(self) -> int:
         with self.reading() as reader:
@@ -350,7 +366,7 @@ class Store:
         return True
 
 
-def init_database(path: str, settings: SettingsRequest = None, synchronous: str = "FULL") -> ViewSettings:
+def init_database(path: str, *, synchronous: str, settings: SettingsRequest = None) -> ViewSettings:
     """Create a new database at `path` with these index settings (the rest ViewSettings' defaults).
 
     Refuses (StoreError) if anything is at `path` already: settings of an existing
@@ -364,7 +380,7 @@ def init_database(path: str, settings: SettingsRequest = None, synchronous: str 
     except OSError as e:
         raise StoreError("cannot create database %s: %s" % (path, e.strerror)) from e
     try:
-        store = Store(path, settings, synchronous)
+        store = Store(path, synchronous=synchronous, cache_messages=0, settings=settings)
     except BaseException:
         os.remove(path)
         raise
