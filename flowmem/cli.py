@@ -141,7 +141,12 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Print counts for the database, or for one user, as JSON (read-only).")
     p.add_argument("--user", help="user_id to describe")
     _settings_flags(p, server=False)
+    _add_database_commands(commands)
+    return parser
 
+
+def _add_database_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """The commands that create, rebuild, copy or describe a database file rather than its memories."""
     p = commands.add_parser("init", help="create a new database, choosing its index settings",
                             description="Create a new database file with the index settings given (the others "
                             "default); refuses if the file exists.")
@@ -163,7 +168,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--to", required=True, help="the copy's path")
     p.add_argument("--force", action="store_true", help="overwrite the file at --to if there is one")
     _settings_flags(p, server=False)
-    return parser
 
 
 def _add_bodies(args: argparse.Namespace) -> List[Dict[str, Any]]:
@@ -182,10 +186,11 @@ def _add_bodies(args: argparse.Namespace) -> List[Dict[str, Any]]:
     else:
         with open(args.file, "rb") as f:
             data = f.read()
-    return list(_parse_bodies(data))
+    return list(parse_bodies(data))
 
 
-def _parse_bodies(data: bytes) -> Iterable[Dict[str, Any]]:
+def parse_bodies(data: bytes) -> Iterable[Dict[str, Any]]:
+    """The Add bodies of `add --file` input: one JSON array of them, or one JSON object per line."""
     stripped = data.strip()
     if stripped.startswith(b"["):
         try:

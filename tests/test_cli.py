@@ -159,15 +159,15 @@ class UsageErrorTest(unittest.TestCase):
 
     def test_unreadable_input_is_a_usage_error_naming_its_line_and_cause(self):
         with self.assertRaises(cli.UsageError) as cm:
-            list(cli._parse_bodies(b'{"request_id": "r"}\n{not json}\n'))
+            list(cli.parse_bodies(b'{"request_id": "r"}\n{not json}\n'))
         self.assertNotIsInstance(cm.exception, BadRequest)
         self.assertTrue(cm.exception.reason.startswith("line 2: request body is not valid JSON"))
         self.assertIsInstance(cm.exception.__cause__, BadRequest)
         with self.assertRaises(cli.UsageError) as cm:
-            list(cli._parse_bodies(b"[1, 2"))
+            list(cli.parse_bodies(b"[1, 2"))
         self.assertIsInstance(cm.exception.__cause__, ValueError)
         with self.assertRaises(cli.UsageError):
-            list(cli._parse_bodies(b"[1, 2]"))
+            list(cli.parse_bodies(b"[1, 2]"))
 
     def test_the_cli_takes_nothing_from_the_http_api_module(self):
         with open(os.path.join(ROOT, "flowmem", "cli.py"), encoding="utf-8") as f:

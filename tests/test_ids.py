@@ -66,7 +66,7 @@ class IdsTest(MemoryTestCase):
         ids = {user: self.search("pottery", user, memory=memory)[0]["id"] for user in ("alice", "bob")}
         self.assertEqual(ids, {user: "m-%s-1" % session_tag(user, "2023-05-08") for user in ("alice", "bob")})
         with self.assertRaises(sqlite3.IntegrityError):  # unique from now on
-            memory.store._writer.execute("UPDATE sessions SET tag = 'x'")
+            memory.store.writer.execute("UPDATE sessions SET tag = 'x'")
         self.assertEqual(memory.stats()["messages"], 2)
 
 

@@ -35,7 +35,7 @@ class StorageChecks(MemoryTestCase):
 class StorageErrorTest(StorageChecks):
     def test_a_database_at_its_size_limit_gives_storage_full_and_takes_the_same_add_once_raised(self):
         self.memory.add(add_body("u1", "s1", ["Dana: I made a teapot"], request_id="small"))
-        writer = self.memory.store._writer
+        writer = self.memory.store.writer
         writer.execute("PRAGMA max_page_count = %d" % writer.execute("PRAGMA page_count").fetchone()[0])
         error = self.assert_add_fails_whole_then_search_works(self.memory, StorageFull)
         self.assertEqual(error.status, 507)
@@ -49,7 +49,7 @@ class StorageErrorTest(StorageChecks):
         other = sqlite3.connect(self.db_path(), isolation_level=None)
         self.addCleanup(other.close)
         other.execute("BEGIN IMMEDIATE")  # another process holds the write lock (a reindex, say)
-        self.memory.store._writer.execute("PRAGMA busy_timeout = 50")
+        self.memory.store.writer.execute("PRAGMA busy_timeout = 50")
         error = self.assert_add_fails_whole_then_search_works(self.memory, Unavailable)
         self.assertEqual(error.status, 503)
         other.execute("ROLLBACK")
@@ -95,13 +95,13 @@ class FullDiskTest(StorageChecks):
                               "date_prefix": False, "time_annotations": False}, environ={}))
         self.addCleanup(memory.close)
         memory.add(add_body("u1", "s1", ["Dana: I made a teapot"], request_id="small"))
-        memory.store._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the next Add must grow the WAL
+        memory.store.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the next Add must grow the WAL
         filler = self.fill(directory)
 
         error = self.assert_add_fails_whole_then_search_works(memory, StorageFull)
         self.assertEqual(error.status, 507)
-        memory.store._checkpointer.checkpoint()  # must not raise on a full disk
-        self.assertTrue(memory.store._checkpointer.is_alive())
+        memory.store.checkpointer.checkpoint()  # must not raise on a full disk
+        self.assertTrue(memory.store.checkpointer.is_alive())
 
         os.remove(filler)
         self.assertTrue(memory.add(add_body("u1", "s2", BIG, request_id="big"))["success"])

@@ -38,7 +38,7 @@ class Checkpointer(threading.Thread):
         self._wal = path + "-wal"
         self._write_lock = write_lock
         self._interval_s = interval_s
-        self._wal_limit_bytes = wal_limit_bytes
+        self.wal_limit_bytes = wal_limit_bytes  # past it, a checkpoint also truncates the WAL (public: tests lower it)
         self.wrote = threading.Event()
         self._stop_requested = threading.Event()
 
@@ -55,7 +55,7 @@ class Checkpointer(threading.Thread):
         """One passive checkpoint, and a truncating one if the WAL is past its limit; True if all done."""
         try:
             self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            if os.path.exists(self._wal) and os.path.getsize(self._wal) > self._wal_limit_bytes:
+            if os.path.exists(self._wal) and os.path.getsize(self._wal) > self.wal_limit_bytes:
                 with self._write_lock:
                     busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
                 if busy:
