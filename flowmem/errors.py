@@ -118,6 +118,13 @@ class StorageFull(RetryLater):
     status = 507
 
 
+class BackupRefused(FlowmemError):
+    """A backup's target may not be written: it exists (and no force was given), it is the
+    database being copied, or a WAL beside it says a database may be using it."""
+
+    status = 409
+
+
 class StoreError(FlowmemError):
     """The database cannot be used (wrong version, no FTS5, unreadable file)."""
 

@@ -6,6 +6,7 @@ import time
 import unittest
 
 from flowmem.config import load
+from flowmem.errors import BackupRefused
 from flowmem.memory import Memory
 from tests.helpers import CliMixin, MemoryTestCase, add_body
 
@@ -89,6 +90,17 @@ class BackupTest(CliMixin, MemoryTestCase):
         self.assertEqual(self.answers(self.open_copy(target)), self.answers(self.memory))
         self.assertEqual(sorted(n for n in os.listdir(self.tmp) if "copy" in n), ["copy.db"])
 
+    def test_a_refused_target_is_a_backup_refusal_not_a_bad_request(self):
+        target = self.db_path("copy.db")
+        with open(target, "wb") as f:
+            f.write(b"precious")
+        for refused in (target, self.db_path()):
+            with self.subTest(target=refused):
+                with self.assertRaises(BackupRefused) as cm:
+                    self.memory.backup(refused, False)
+                self.assertEqual(cm.exception.status, 409)
+                self.assertIn(refused, cm.exception.reason)
+
 
     def test_a_backup_never_replaces_the_live_database_its_files_or_a_database_in_use(self):
         live = self.db_path()
@@ -112,8 +124,8 @@ class CheckpointBesideLongReadsTest(MemoryTestCase):
         reader.execute("BEGIN")
         reader.execute("SELECT count(*) FROM messages").fetchone()
         self.memory.add(add_body("u1", "s1", ["Alice: during the long read"], request_id="r1"))
-        checkpointer = self.memory.store._checkpointer
-        checkpointer._wal_limit_bytes = 1  # every checkpoint wants to truncate the WAL
+        checkpointer = self.memory.store.checkpointer
+        checkpointer.wal_limit_bytes = 1  # every checkpoint wants to truncate the WAL
         started = time.monotonic()
         self.assertFalse(checkpointer.checkpoint())  # it gave up: the old snapshot is still read
         self.memory.add(add_body("u1", "s1", ["Alice: still writing"], request_id="r2"))

@@ -16,7 +16,7 @@ import stat
 import tempfile
 from typing import Any, Callable, Dict
 
-from ..errors import BadRequest, StoreError
+from ..errors import BackupRefused, StoreError
 from . import fts
 from .connection import SIDECARS, refuse_sidecar
 from .sqlite_errors import storage_errors
@@ -27,7 +27,7 @@ def backup(path: str, open_connection: Callable[[], sqlite3.Connection], target:
     """Copy the database at `path` (read through `open_connection()`) to `target`; returns what was copied."""
     _refuse_target(path, target)
     if os.path.exists(target) and not force:
-        raise BadRequest("%s exists; give --force to overwrite it" % target)
+        raise BackupRefused("%s exists; give --force to overwrite it" % target)
     directory = os.path.dirname(os.path.abspath(target))
     fd, partial = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".partial", dir=directory)
     os.close(fd)
@@ -36,7 +36,7 @@ def backup(path: str, open_connection: Callable[[], sqlite3.Connection], target:
         with storage_errors(target):
             copied = _copy_to(open_connection, partial)
         if os.path.exists(target) and not force:
-            raise BadRequest("%s appeared during the backup; give --force to overwrite it" % target)
+            raise BackupRefused("%s appeared during the backup; give --force to overwrite it" % target)
         os.replace(partial, target)
         _fsync_directory(directory)
     except BaseException:
@@ -52,9 +52,9 @@ def _refuse_target(path: str, target: str) -> None:
     refuse_sidecar(target)
     own = {os.path.realpath(path + suffix) for suffix in ("",) + SIDECARS}
     if os.path.realpath(target) in own:
-        raise BadRequest("%s is the database being copied (or one of its files); back up to another path" % target)
+        raise BackupRefused("%s is the database being copied (or one of its files); back up to another path" % target)
     if any(os.path.exists(target + suffix) for suffix in SIDECARS):
-        raise BadRequest("%s has a WAL or journal beside it: it may be a database in use; stop what uses it "
+        raise BackupRefused("%s has a WAL or journal beside it: it may be a database in use; stop what uses it "
                          "and remove it first, or back up to another path" % target)
 
 
