@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from .errors import ConfigError
 from .retrieval.ranking import Ranking
+from .storage import views
 from .storage.settings import ViewSettings
 
 ENV_PREFIX = "FLOWMEM_"
@@ -146,7 +147,7 @@ class Config:
     tail_weight_speaker: float = setting(
         0.5, "ranking", "weight of the speaker ranking past the first head_size places")
     view_kind: str = setting(
-        "window", "results", "what fills the slots after the single messages: window, segment, or message (none)")
+        views.WINDOW, "results", "what fills the slots after the single messages: window, segment, or message (none)")
     message_share: float = setting(
         0.9, "results", "share of the top_k slots that hold single messages, 0 to 1")
     state_update_window: int = setting(
@@ -233,8 +234,8 @@ class Config:
                 raise ConfigError("%s must be positive, got %r" % (name, getattr(self, name)))
         if self.segment_max_gap_s is not None and self.segment_max_gap_s < 0:
             raise ConfigError("segment_max_gap_s must not be negative")
-        if self.view_kind not in ("message", "window", "segment"):
-            raise ConfigError("view_kind must be message, window or segment, got %r" % self.view_kind)
+        if self.view_kind not in views.KINDS:
+            raise ConfigError("view_kind must be one of %s, got %r" % (", ".join(views.KINDS), self.view_kind))
         if not 0.0 <= self.message_share <= 1.0:
             raise ConfigError("message_share must be between 0 and 1")
         if self.synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):

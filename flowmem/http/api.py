@@ -86,7 +86,8 @@ class App:
         self.memory = memory
         key = config.key()
         self._key = key.encode("utf-8") if key else None
-        self.guard = BrowserGuard(config.host, config.allowed_hosts, config.allowed_origins)
+        self.guard = BrowserGuard(config.host, allowed_hosts=config.allowed_hosts,
+                                  allowed_origins=config.allowed_origins)
 
     def handle(self, method: str, path: str, headers: Headers, body: bytes) -> Response:
         """Answer one request; `body` is already read whole and within its limit (framing.py)."""

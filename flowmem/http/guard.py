@@ -73,7 +73,7 @@ def _is_ip_literal(name: str) -> bool:
 class BrowserGuard:
     """The Host, Origin and Content-Type rules for one listening address and its settings."""
 
-    def __init__(self, listen_host: str, allowed_hosts: str = "", allowed_origins: str = ""):
+    def __init__(self, listen_host: str, *, allowed_hosts: str, allowed_origins: str):
         """`allowed_hosts`, `allowed_origins`: comma-separated settings (config.py)."""
         self.allowed_hosts = _names(allowed_hosts)
         self.allowed_origins = _names(allowed_origins)
