@@ -35,6 +35,11 @@ def add_body(user: str, session: str, contents: List[str], request_id: Optional[
     }
 
 
+def matches(items: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The items a search found by matching, without the latest-messages fallback (retrieval/fallback.py)."""
+    return [i for i in items if "fallback" not in i["signals"]]
+
+
 def session_views(memory: Memory, user_id: str, session_id: str) -> List[Span]:
     """The views a session has now, read from its database, in a stable order (kind, then first message)."""
     with memory.store.reading() as reader:

@@ -8,13 +8,20 @@ messages (storage/ids.py); created_at is its first known time, in ISO-8601 UTC.
 from __future__ import annotations
 
 import datetime
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, NamedTuple, Optional, Sequence
 
 from ..storage.ids import message_id, view_id
 from ..text import timeexpr
-from .candidates import Pool
 from .ranking import Ranking
 from .selection import Pick
+
+
+class Session(NamedTuple):
+    """What an item tells of the session its view belongs to."""
+
+    session_id: str
+    tag: str
+
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
@@ -45,22 +52,23 @@ def render(rows: Sequence[Any], date_prefix: bool, time_annotations: bool) -> st
     return "\n".join(lines)
 
 
-def result_item(pool: Pool, pick: Pick, rows: Sequence[Any], audit: Dict[str, Any], ranking: Ranking) -> Dict[str, Any]:
+def result_item(pick: Pick, session: Session, rows: Sequence[Any], audit: Dict[str, Any],
+                ranking: Ranking) -> Dict[str, Any]:
     """One contract item with provenance: content is the view's stored messages (render()).
 
-    rows: the stored rows of the pick's messages, in order; audit: what the item's
-    `signals` report (signal -> the anchor's rank; the state-update rerank's role);
-    ranking: its date_prefix and time_annotations say how content is rendered.
+    session: the (session_id, tag) of the pick's session; rows: the stored rows of the
+    pick's messages, in order; audit: what the item's `signals` report (signal -> the
+    anchor's rank; the state-update rerank's role; a fallback's kind); ranking: its
+    date_prefix and time_annotations say how content is rendered.
     """
-    anchor = pool.messages[pick.anchor]
     known = [r.timestamp_ms for r in rows if r.timestamp_ms is not None]
     return {
-        "id": view_id(pick.kind, anchor.tag, pick.first, pick.last),
+        "id": view_id(pick.kind, session.tag, pick.first, pick.last),
         "content": render(rows, ranking.date_prefix, ranking.time_annotations),
         "score": pick.score,
         "created_at": iso_time(known[0] if known else None),
         "view": pick.kind,
-        "source_message_ids": [message_id(anchor.tag, r.seq) for r in rows],
-        "session_id": anchor.session_id,
+        "source_message_ids": [message_id(session.tag, r.seq) for r in rows],
+        "session_id": session.session_id,
         "signals": audit,
     }

@@ -36,10 +36,10 @@ from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Seq
 from ..storage.reader import Reader
 from ..storage.rows import MessageRow
 from ..storage.store import Store
-from . import signals, state_update
+from . import fallback, signals, state_update
 from .candidates import Key, Limits, Pool, build
 from .fusion import competition_ranks, fuse
-from .items import result_item
+from .items import Session, result_item
 from .query import Query, analyze
 from .ranking import Ranking
 from .selection import select_views
@@ -75,13 +75,19 @@ def search(store: Store, user_id: str, question: str, top_k: int, options: Seque
     """The `top_k` best evidence items of `user_id`'s memory for `question`, ranked as `ranking` says.
 
     options: the question's answer options (each gets a signal of its own). One read
-    snapshot: prepare(), then ranked_items().
+    snapshot: prepare(), then ranked_items(); when nothing matches, the user's latest
+    messages, marked as such (fallback.py): a user with memories never gets an empty list.
     """
     if top_k <= 0:
         return []
     with store.reading() as reader:
         prepared = prepare(reader, user_id, question, options, ranking)
-        return [] if prepared is None else ranked_items(prepared, ranking, top_k)
+        items = [] if prepared is None else ranked_items(prepared, ranking, top_k)
+        if not items:  # nothing matched: a user with memories still gets the latest (fallback.py)
+            user_key = reader.user_key(user_id)
+            if user_key is not None:
+                items = fallback.latest_items(reader, user_key, top_k, ranking)
+        return items
 
 
 def prepare(reader: Reader, user_id: str, question: str, options: Sequence[str],
@@ -139,7 +145,8 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
             break
         audit = {name: ranks[pick.anchor] for name, ranks in sorted(ordered.audit.items()) if pick.anchor in ranks}
         rows = [prepared.message_row(key) for key in pick.keys()]
-        item = result_item(prepared.pool, pick, rows, audit, ranking)
+        anchor = prepared.pool.messages[pick.anchor]
+        item = result_item(pick, Session(anchor.session_id, anchor.tag), rows, audit, ranking)
         if item["content"] in seen_contents:
             continue  # identical contents appear once
         seen_contents.add(item["content"])

@@ -98,6 +98,25 @@ class Reader:
             self.conn, "v.session_key = ? AND v.last_seq >= ? AND v.first_seq <= ? AND v.kind != ?",
             (session_key, first, last, MESSAGE)))
 
+    def latest_message_views(self, user_key: int, limit: int) -> List[ViewRow]:
+        """The user's last `limit` messages (as message views), newest first: the latest session's
+        from its end, then the session before it, and so on.
+
+        A session's time is its last message's timestamp (sessions without one come after
+        those with one, newest added first). Reads only this user's sessions.
+        """
+        sessions = self.conn.execute(
+            "SELECT s.session_key FROM sessions s JOIN messages m ON m.session_key = s.session_key"
+            " AND m.seq = s.n_messages WHERE s.user_key = ?"
+            " ORDER BY m.timestamp_ms IS NULL, m.timestamp_ms DESC, s.session_key DESC", (user_key,)).fetchall()
+        out: List[ViewRow] = []
+        for (session_key,) in sessions:
+            if len(out) >= limit:
+                break
+            out.extend(view_rows(self.conn, "v.session_key = ? AND v.kind = ? ORDER BY v.last_seq DESC LIMIT ?",
+                                 (session_key, MESSAGE, limit - len(out))))
+        return out
+
     def message_row(self, session_key: int, seq: int) -> MessageRow:
         """The stored message at position `seq` of a session this reader has read (session()).
 

@@ -1,0 +1,40 @@
+"""When nothing in a user's memory matches a question: the latest messages, never nothing.
+
+A user with memories who asks a question that none of their messages matches (no
+word of it, no related word, no speaker it names; or a question of stopwords alone)
+would get an empty list, and the answering model no context at all. The evidence
+that is left to justify is what was said last: the latest session from its end
+backwards, then the session before it. Those items score 0 and carry
+`signals: {"fallback": "latest_session"}`, so a caller can tell them from matches and
+drop them if it would rather have nothing.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from ..storage.reader import Reader
+from ..storage.views import MESSAGE
+from .items import Session, result_item
+from .ranking import Ranking
+from .selection import Pick
+
+FALLBACK = "fallback"  # what a fallback item's `signals` report, with its kind
+LATEST_SESSION = "latest_session"
+
+
+def latest_items(reader: Reader, user_key: int, top_k: int, ranking: Ranking) -> List[Dict[str, Any]]:
+    """The user's last `top_k` messages as items, newest first, marked as a fallback.
+
+    Identical contents appear once, as in every result.
+    """
+    items: List[Dict[str, Any]] = []
+    seen_contents = set()
+    for view in reader.latest_message_views(user_key, top_k):
+        reader.session(view)  # brings the session's rows into this reader
+        row = reader.message_row(view.session_key, view.first)
+        pick = Pick(MESSAGE, view.session_key, view.first, view.last, 0.0, (view.session_key, view.first))
+        item = result_item(pick, Session(view.session_id, view.tag), [row], {FALLBACK: LATEST_SESSION}, ranking)
+        if item["content"] not in seen_contents:
+            seen_contents.add(item["content"])
+            items.append(item)
+    return items

@@ -1,0 +1,60 @@
+"""Never empty: a user with memories whose question matches nothing gets their latest messages, marked."""
+import unittest
+
+from tests.helpers import T0, MemoryTestCase, add_body, message
+
+DAY = 86_400_000
+
+
+class FallbackTest(MemoryTestCase):
+    def setUp(self):
+        super().setUp()
+        self.memory.add(add_body("u1", "older", ["Dana: the pottery class was fun", "Priya: glad to hear"],
+                                 request_id="r1", timestamp=T0))
+        self.memory.add(add_body("u1", "newest", ["Priya: we adopted a puppy", "Dana: so cute", "Priya: thanks"],
+                                 request_id="r2", timestamp=T0 + 2 * DAY))
+        # Added last but said before "newest": time decides what is latest, not the order of Adds.
+        self.memory.add(add_body("u1", "middle", ["Dana: I started a new job"], request_id="r3",
+                                 timestamp=T0 + DAY))
+
+    def test_a_question_that_matches_nothing_gets_the_latest_messages_newest_first_marked_as_fallback(self):
+        items = self.search("xylophone concerto?", top_k=4)
+        self.assertEqual([i["content"] for i in items], ["Priya: thanks", "Dana: so cute", "Priya: we adopted a puppy",
+                                                         "Dana: I started a new job"])
+        for item in items:
+            self.assertEqual(item["signals"], {"fallback": "latest_session"})
+            self.assertEqual(item["score"], 0.0)
+            self.assertEqual(item["source_message_ids"], [item["id"]])
+        self.assertEqual(items[0]["session_id"], "newest")
+
+    def test_a_question_of_stopwords_alone_gets_the_fallback_too(self):
+        items = self.search("What is it?", top_k=2)
+        self.assertEqual([i["content"] for i in items], ["Priya: thanks", "Dana: so cute"])
+
+    def test_a_question_that_matches_gets_no_fallback_items(self):
+        items = self.search("pottery class", top_k=10)
+        self.assertIn("pottery class", items[0]["content"])
+        self.assertFalse([i for i in items if "fallback" in i["signals"]])
+
+    def test_the_fallback_respects_top_k_and_repeats_no_content(self):
+        self.memory.add(add_body("u2", "s", ["Kim: ok", "Lee: ok", "Kim: ok", "Lee: bye"], request_id="r4"))
+        self.assertEqual([i["content"] for i in self.search("zebra", "u2", top_k=10)],
+                         ["Lee: bye", "Kim: ok", "Lee: ok"])
+        self.assertEqual(len(self.search("zebra", top_k=1)), 1)
+        self.assertEqual(self.search("zebra", top_k=0), [])
+
+    def test_users_without_memories_still_get_an_empty_list(self):
+        self.assertEqual(self.search("zebra", "nobody"), [])
+        self.memory.delete_user("u1")
+        self.assertEqual(self.search("zebra", "u1"), [])
+
+    def test_messages_without_timestamps_come_after_dated_ones_newest_added_first(self):
+        self.memory.add({"request_id": "r5", "user_id": "u3", "session_id": "undated",
+                         "messages": [message("Kim: no date here", timestamp=None)]})
+        self.memory.add(add_body("u3", "dated", ["Kim: a dated line"], request_id="r6", timestamp=T0))
+        self.assertEqual([i["content"] for i in self.search("zebra", "u3", top_k=5)],
+                         ["Kim: a dated line", "Kim: no date here"])
+
+
+if __name__ == "__main__":
+    unittest.main()
