@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import calendar
 import datetime
+import hashlib
+import json
 import os
 import re
 import subprocess
@@ -16,13 +18,13 @@ import unittest
 from typing import Dict, List, Optional, Tuple
 
 from tools.evalkit.dataset import Conversation, Dataset, load_json, to_json
-from tools.evalkit.synthetic import dumps, generate
+from tools.evalkit.synthetic import HARD_FIRST, dumps, generate
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(REPO, "fixtures", "synthetic-small.json")
 CLI = os.path.join(REPO, "tools", "synthetic.py")
 CATEGORIES = ["single-hop", "multi-session", "knowledge-update", "temporal-relative", "temporal-absolute",
-              "multiple-choice", "paraphrase", "unanswerable"]
+              "multiple-choice", "paraphrase", "unanswerable", "typo", "period", "update-cue"]
 
 EN_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 ZH_WEEKDAYS = "一二三四五六日"
@@ -167,7 +169,7 @@ class DeterminismTest(SyntheticTestCase):
 class ShapeTest(SyntheticTestCase):
     def test_size(self) -> None:
         users = self.dataset.conversations
-        self.assertTrue(6 <= len(users) <= 8)
+        self.assertTrue(8 <= len(users) <= 10)
         self.assertTrue(150 <= sum(len(c.questions) for c in users) <= 300)
         self.assertLess(len(dumps(self.dataset).encode("utf-8")), 600_000)
 
@@ -241,7 +243,8 @@ class GoldTest(SyntheticTestCase):
 
     def test_single_hop_and_temporal_have_one_gold_turn(self) -> None:
         for _, q in self.questions():
-            if q.category in ("single-hop", "paraphrase", "temporal-relative", "temporal-absolute", "multiple-choice"):
+            if q.category in ("single-hop", "paraphrase", "temporal-relative", "temporal-absolute", "multiple-choice",
+                              "typo", "period"):
                 self.assertEqual(len(q.gold), 1, q.qid)
 
     def test_multi_session_gold_spans_two_sessions(self) -> None:
@@ -269,11 +272,14 @@ class GoldTest(SyntheticTestCase):
 
     def test_single_hop_answer_is_in_its_turn(self) -> None:
         for conv, q in self.questions():
-            if q.category in ("single-hop", "paraphrase", "multiple-choice"):
+            if q.category in ("single-hop", "paraphrase", "multiple-choice", "typo", "period"):
                 self.assertIn(q.answer, conv.turns()[q.gold[0]].content, q.qid)
 
     def test_paraphrase_points_at_its_plain_question(self) -> None:
         for conv, q in self.questions("paraphrase"):
+            if "relation" in q.labels:  # the harder users' cases name the relation of their words instead
+                self.assertEqual(list(q.labels), ["relation"], q.qid)
+                continue
             plain = [p for p in conv.questions if p.qid == q.labels["plain_qid"]]
             self.assertEqual(len(plain), 1, q.qid)
             self.assertEqual(plain[0].category, "single-hop")
@@ -367,6 +373,64 @@ class RelativeTimeTest(SyntheticTestCase):
         self.assertTrue(0.2 <= share <= 0.45, share)
         for conv in self.dataset.conversations:
             self.assertTrue(any(r["start"] is None for r in conv.relative_times), conv.user_id)
+
+# sha256 of the original users' JSON (sorted keys) as committed before the harder groups were appended.
+ORIGINAL_USERS_SHA256 = "4b6cf26d4159e76a21ae0f46f6e45ed3cf2178ecbd21f5d7ef68a25616098380"
+
+
+def edit_distance(a: str, b: str) -> int:
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        previous, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
+    return row[-1]
+
+
+class HarderGroupsTest(SyntheticTestCase):
+    """The groups of tools/evalkit/synthetic_hard.py: appended users, and labels that are true."""
+
+    def test_the_original_users_are_unchanged_and_the_harder_users_come_after_them(self) -> None:
+        users = to_json(self.dataset)["conversations"]
+        original = [u for u in users if int(u["user_id"][-2:]) < HARD_FIRST]
+        text = json.dumps(original, ensure_ascii=False, sort_keys=True).encode("utf-8")
+        self.assertEqual(hashlib.sha256(text).hexdigest(), ORIGINAL_USERS_SHA256)
+        self.assertEqual(users[:len(original)], original)
+        self.assertEqual([u["user_id"] for u in users[len(original):]], ["syn-en-51", "syn-zh-51"])
+
+    def test_a_period_question_has_its_evidence_inside_the_period_and_same_worded_distractors_outside(self):
+        for conv, q in self.questions("period"):
+            start, end = (datetime.date.fromisoformat(d) for d in q.labels["period"])
+            self.assertTrue(start <= session_day(conv, q.gold[0]) <= end, q.qid)
+            evidence = conv.turns()[q.gold[0]].content
+            head, tail = evidence.split(q.answer)
+            same = [t for s in conv.sessions for t in s.turns
+                    if t.turn_id != q.gold[0] and t.content.startswith(head) and t.content.endswith(tail)]
+            self.assertGreaterEqual(len(same), 2, q.qid)
+            for turn in same:
+                self.assertFalse(start <= session_day(conv, turn.turn_id) <= end, (q.qid, turn.turn_id))
+
+    def test_an_update_cue_question_has_its_new_state_after_the_old_one(self) -> None:
+        for conv, q in self.questions("update-cue"):
+            new, old = q.labels["new"], q.labels["old"]
+            self.assertEqual(q.gold, new + old, q.qid)
+            self.assertLess(session_day(conv, old[0]), session_day(conv, new[0]), q.qid)
+            self.assertIn(q.answer, conv.turns()[new[0]].content, q.qid)
+            self.assertNotIn(q.answer, conv.turns()[old[0]].content, q.qid)
+
+    def test_a_typo_question_misspells_a_word_of_its_evidence(self) -> None:
+        for conv, q in self.questions("typo"):
+            evidence = conv.turns()[q.gold[0]].content
+            if conv.language == "zh":
+                said = set(content_words(conv, evidence))
+                asked = content_words(conv, "q：" + q.question)
+                wrong = [w for w in asked if w not in said and any(
+                    sum(a != b for a, b in zip(w, s)) == 1 for s in said)]
+            else:
+                said = set(re.findall(r"[a-z]+", evidence.lower()))
+                wrong = [w for w in re.findall(r"[a-z]+", q.question.lower())
+                         if w not in said and any(0 < edit_distance(w, s) <= 2 for s in said if len(s) > 4)]
+            self.assertTrue(wrong, q.qid)
 
 
 if __name__ == "__main__":

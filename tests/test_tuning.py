@@ -13,11 +13,12 @@ import unittest
 from flowmem.config import load
 from flowmem.memory import Memory
 from tests.server import ROOT
-from tools import tune
+from tools import crossval, tune
 from tools.evalkit import dataset as datasets
 from tools.evalkit.replay import ask, replay
 
 SYNTHETIC = os.path.join(ROOT, "fixtures", "synthetic-small.json")
+SAMPLE = os.path.join(ROOT, "fixtures", "locomo-format-sample.json")
 # Settings tune changes, each away from its default: the weights of the head and the tail,
 # the fusion constant, the head's length, how the slots are filled, the state-update rerank.
 CHANGED = {"weight_bm25": 1.0, "weight_window": 0.2, "weight_coverage": 0.5, "weight_names": 0.3,
@@ -79,6 +80,57 @@ class TunedOrderIsServedOrderTest(unittest.TestCase):
         defaults = self.tuned({})
         self.assertNotEqual(changed, defaults, "the changed settings must change some order")
 
+
+class CrossValidationTest(unittest.TestCase):
+    """tools/crossval.py: each fold tunes on the other conversations only."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.data = datasets.load_locomo(SAMPLE)
+        cls.questions = tune.index_with(cls.data, {})
+        cls.owners = crossval.owners_of(cls.data)
+        cls.conversations = [c.user_id for c in cls.data.conversations]
+        cls.start = tune.start_settings({})
+
+    def test_each_fold_tunes_on_every_conversation_but_the_one_it_holds_out(self):
+        seen = []
+
+        def spy(training, start, label):
+            seen.append(list(training))
+            return start, {}
+        folds = crossval.run_folds(self.conversations, self.start, spy, lambda training: {})
+        self.assertEqual([f.held_out for f in folds], self.conversations)
+        for fold, training in zip(folds, seen):
+            self.assertNotIn(fold.held_out, training)
+            self.assertEqual(sorted(training + [fold.held_out]), sorted(self.conversations))
+
+    def test_the_ascent_of_a_fold_ranks_no_question_of_its_held_out_conversation(self):
+        cache = crossval.TrialCache(self.questions, self.owners)
+        held_out, training = self.conversations[0], self.conversations[1:]
+        crossval.ascent_tuner(cache, 1, "coarse")(training, self.start, "")
+        ranked = {conversation for conversation, _ in cache.values}
+        self.assertNotIn(held_out, ranked)
+        self.assertEqual(ranked, set(training))
+        self.assertGreater(len(cache.values), 10)
+
+    def test_a_folds_training_objective_is_tune_score_on_its_training_questions(self):
+        cache = crossval.TrialCache(self.questions, self.owners)
+        training = self.conversations[1:]
+        mine = [q for q, owner in zip(self.questions, self.owners) if owner in training]
+        for settings in (self.start, dict(self.start, weight_bm25=2.0, rrf_k=5)):
+            expected = tune.score(mine, settings)
+            got = cache.summary(training, settings)
+            self.assertEqual({t: got[t] for t in tune.TARGETS}, {t: expected[t] for t in tune.TARGETS})
+
+    def test_held_out_questions_are_ranked_with_the_settings_of_their_own_fold(self):
+        first = self.conversations[0]
+        other = dict(self.start, weight_bm25=3.0, weight_window=0.0, weight_segment=0.0, weight_dated=0.0)
+        folds = [crossval.Fold(c, [], other if c == first else self.start, {}, {}, 0.0) for c in self.conversations]
+        got = crossval.held_out_outcomes(self.questions, self.owners, folds)
+        expected = [o for o, w in zip(tune.outcomes(self.questions, other), self.owners) if w == first]
+        expected += [o for o, w in zip(tune.outcomes(self.questions, self.start), self.owners) if w != first]
+        self.assertEqual(got, expected)
+        self.assertNotEqual(got, tune.outcomes(self.questions, self.start))
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
 """The ablation ladder: every retrieval component switched off in turn (or on, if off by default).
 
-    python tools/ablation.py [--locomo PATH] [--synthetic PATH] [--json OUT]
+    python tools/ablation.py [--locomo PATH] [--synthetic PATH] [--json OUT] [--resamples 2000]
 
-Each row runs the full evaluation (tools/eval.py's code, in-process, a fresh database)
-on the LoCoMo development split and on the synthetic suite with one setting changed
-from the defaults, and prints the four target metrics in message-budget rank, their
-change against the defaults, and for the synthetic suite the knowledge-update check
-(new value ranked first and old value still in the first 20 messages).
+Each row evaluates the LoCoMo development split and the synthetic suite with one
+setting changed from the defaults, and prints the four target metrics in
+message-budget rank, each with its change against the defaults and, for Hit@1, Hit@10
+and MRR, the paired bootstrap 95% interval of that change (question by question,
+tools/evalkit/compare.py, fixed seed), and for the synthetic suite the
+knowledge-update check (new value ranked first and old value still in the first 20).
 
-Every answer comes from Memory.search, so from the one ranking path the server and
-tools/tune.py share (retrieval/pipeline.py: prepare(), then ranked_items()). A row
-indexes afresh because some rows change how the index is built (stemming, speakers)
-or what the candidate pool holds (feedback), which only a new database shows.
+Rows come from the signal registry (retrieval/signals.py SIGNAL_NAMES): "without X"
+for every signal with a weight (head `weight_X`, tail `tail_weight_X`), "with X" at a
+small weight for one that is off by default, so a new signal gets its row by itself.
+
+Every answer is what Memory.search returns. A row that changes only ranking settings
+(the weights and tune.GRID's names) ranks each question prepared once with the
+defaults' index (tools/tune.py: pipeline.prepare, then pipeline.ranked_items, the
+path search ends with; tests/test_tuning.py proves the orders equal); a row that
+changes the index (stemming, speakers) or the pool (feedback, views) indexes afresh.
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,13 +35,31 @@ if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 from flowmem import config as flowmem_config  # noqa: E402
+from flowmem.retrieval.signals import SIGNAL_NAMES  # noqa: E402
 from flowmem.storage.views import MESSAGE  # noqa: E402
-from tools.evalkit import dataset as datasets, runner  # noqa: E402
+from tools import tune  # noqa: E402
+from tools.evalkit import compare, dataset as datasets, metrics, runner  # noqa: E402
 from tools.evalkit.replay import InProcessClient  # noqa: E402
 
 TARGETS = ("hit@1", "hit@10", "recall@100", "mrr")
+WITH_INTERVAL = ("hit@1", "hit@10", "mrr")  # changes shown with their paired bootstrap 95% interval
 DEFAULT_LOCOMO = os.path.join(REPO, "..", "shared", "data", "locomo", "locomo10-dev.json")
 DEFAULT_SYNTHETIC = os.path.join(REPO, "fixtures", "synthetic-small.json")
+
+
+def signal_rungs(defaults: flowmem_config.Config) -> List[Tuple[str, Dict[str, Any]]]:
+    """One row per signal of the registry that has a weight: without it, or with it if off by default."""
+    fields = set(flowmem_config.field_names())
+    out: List[Tuple[str, Dict[str, Any]]] = []
+    for signal in SIGNAL_NAMES:
+        names = [n for n in ("weight_" + signal, "tail_weight_" + signal) if n in fields]
+        if not names:
+            continue
+        if any(getattr(defaults, n) > 0 for n in names):
+            out.append(("without %s" % signal, {n: 0.0 for n in names}))
+        else:
+            out.append(("with %s (off by default) at 0.1" % signal, {names[0]: 0.1}))
+    return out
 
 
 def rungs() -> List[Tuple[str, Dict[str, Any]]]:
@@ -45,14 +70,8 @@ def rungs() -> List[Tuple[str, Dict[str, Any]]]:
         ("no stemming", {"stem": False}),
         ("speaker label indexed as text", {"split_speakers": False}),
     ]
-    for signal, weight in defaults.weights():
-        name = "weight_" + signal
-        if weight > 0:
-            out.append(("without %s" % signal, {name: 0.0}))
-        else:
-            out.append(("with %s (off by default) at 0.1" % signal, {name: 0.1}))
+    out += signal_rungs(defaults)
     out += [
-        ("tail without feedback", {"tail_weight_feedback": 0.0}),
         ("tail speaker weight as in head", {"tail_weight_speaker": defaults.weight_speaker}),
         ("no separate tail (one fusion)",
          {"tail_weight_feedback": 0.0, "tail_weight_speaker": defaults.weight_speaker}),
@@ -63,16 +82,64 @@ def rungs() -> List[Tuple[str, Dict[str, Any]]]:
     return out
 
 
-def evaluate(data: datasets.Dataset, settings: Dict[str, Any]) -> Tuple[Dict[str, float], Dict[str, float]]:
-    """The overall summary and the knowledge-update check of `data` on a fresh memory with `settings`."""
-    with tempfile.TemporaryDirectory(prefix="flowmem-ablation-") as tmp:
-        config = flowmem_config.load(dict(settings, db=os.path.join(tmp, "a.db"), synchronous="OFF"), environ={})
-        client = InProcessClient(config)
-        try:
-            run = runner.evaluate(data, client)
-        finally:
-            client.close()
-    return runner.groups(run, [])["overall"], runner.update_order(run)
+def ranking_only(settings: Dict[str, Any]) -> bool:
+    """Whether `settings` change only how prepared questions are ranked (as tools/tune.py's trials do)."""
+    return all("weight_" in name or name in tune.GRID for name in settings)
+
+
+class Suite:
+    """A dataset, and its questions prepared once with the defaults' index (tune.index_with)."""
+
+    def __init__(self, data: datasets.Dataset):
+        self.data = data
+        self.prepared = tune.index_with(data, {})
+
+    def run(self, settings: Dict[str, Any]) -> runner.Run:
+        """Every question's outcome with `settings`: re-ranked if only ranking changes, else indexed afresh."""
+        if ranking_only(settings):
+            return runner.Run(self.data, tune.outcomes(self.prepared, settings), {}, 0.0, 0)
+        with tempfile.TemporaryDirectory(prefix="flowmem-ablation-") as tmp:
+            config = flowmem_config.load(dict(settings, db=os.path.join(tmp, "a.db"), synchronous="OFF"), environ={})
+            client = InProcessClient(config)
+            try:
+                return runner.evaluate(self.data, client)
+            finally:
+                client.close()
+
+
+def paired_change(base: Sequence[metrics.Outcome], other: Sequence[metrics.Outcome], metric: str,
+                  resamples: int) -> Tuple[float, float, float]:
+    """Mean change of `metric` from `base` to `other`, paired by question, and its bootstrap 95% interval."""
+    before = {o.qid: o.values()[metric] for o in base}
+    diffs = [o.values()[metric] - before[o.qid] for o in other if o.qid in before]
+    low, high = compare.bootstrap_ci(diffs, resamples)
+    return (sum(diffs) / len(diffs) if diffs else 0.0), low, high
+
+
+def row_figures(run: runner.Run, base: Optional[runner.Run], resamples: int) -> Dict[str, Any]:
+    """The targets of `run`, and for a row other than the defaults their changes with intervals."""
+    summary = metrics.summarize(run.outcomes)
+    out: Dict[str, Any] = {"summary": summary, "changes": {}}
+    if base is not None:
+        for metric in TARGETS:
+            if metric in WITH_INTERVAL:
+                out["changes"][metric] = paired_change(base.outcomes, run.outcomes, metric, resamples)
+            else:
+                out["changes"][metric] = (summary[metric] - metrics.summarize(base.outcomes)[metric], None, None)
+    return out
+
+
+def cells(figures: Dict[str, Any]) -> str:
+    parts = []
+    for metric in TARGETS:
+        value = figures["summary"][metric]
+        if metric not in figures["changes"]:
+            parts.append("%.3f" % value)
+            continue
+        diff, low, high = figures["changes"][metric]
+        interval = "" if low is None else " [%+.3f, %+.3f]" % (low, high)
+        parts.append("%.3f (%+.3f%s)" % (value, diff, interval))
+    return " | ".join(parts)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -80,28 +147,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--locomo", default=DEFAULT_LOCOMO)
     parser.add_argument("--synthetic", default=DEFAULT_SYNTHETIC)
     parser.add_argument("--json", help="write every row's figures here")
+    parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples per interval")
     args = parser.parse_args(argv)
-    locomo = datasets.load_locomo(args.locomo)
-    synthetic = datasets.load_json(args.synthetic)
+    started = time.perf_counter()
+    suites = {"locomo": Suite(datasets.load_locomo(args.locomo)),
+              "synthetic": Suite(datasets.load_json(args.synthetic))}
     rows = []
-    base: Dict[str, Dict[str, float]] = {}
+    base: Dict[str, runner.Run] = {}
+    print("Changes against the defaults; [low, high]: paired bootstrap 95%% interval (%d resamples, seed 0)."
+          % args.resamples)
+    print()
     print("| component | LoCoMo hit@1 | hit@10 | R@100 | MRR | synthetic hit@1 | hit@10 | R@100 | MRR |"
           " updates: new first and old in 20 |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for label, settings in rungs():
-        lo, _ = evaluate(locomo, settings)
-        sy, updates = evaluate(synthetic, settings)
-        if not base:
-            base = {"locomo": lo, "synthetic": sy}
-
-        def cells(summary: Dict[str, float], reference: Dict[str, float]) -> str:
-            if summary is reference:
-                return " | ".join("%.3f" % summary[t] for t in TARGETS)
-            return " | ".join("%.3f (%+.3f)" % (summary[t], summary[t] - reference[t]) for t in TARGETS)
-
-        print("| %s | %s | %s | %.3f |" % (label, cells(lo, base["locomo"]), cells(sy, base["synthetic"]),
+        runs = {name: suite.run(settings) for name, suite in suites.items()}
+        figures = {name: row_figures(run, base.get(name), args.resamples) for name, run in runs.items()}
+        base = base or runs
+        updates = runner.update_order(runs["synthetic"], "knowledge-update")
+        print("| %s | %s | %s | %.3f |" % (label, cells(figures["locomo"]), cells(figures["synthetic"]),
                                           updates.get("both", 0.0)), flush=True)
-        rows.append({"label": label, "settings": settings, "locomo": lo, "synthetic": sy, "updates": updates})
+        rows.append({"label": label, "settings": settings, "locomo": figures["locomo"],
+                     "synthetic": figures["synthetic"], "updates": updates})
+    print()
+    print("wall time %.0f s" % (time.perf_counter() - started))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(rows, f, indent=1, sort_keys=True)

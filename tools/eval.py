@@ -86,11 +86,11 @@ def run_dataset(args: argparse.Namespace, dataset: datasets.Dataset) -> Dict[str
     for t in report.summary_tables(groups):
         print(t)
         print()
-    updates = runner.update_order(run)
-    if updates:
-        print("Knowledge updates (%d with labelled old and new turns): new ranked before old %.3f; old still in"
-              " the first 20 messages %.3f; both %.3f" % (updates["n"], updates["new_first"], updates["old_kept@20"],
-                                                      updates["both"]))
+    updates = {category: runner.update_order(run, category) for category in runner.update_categories(dataset)}
+    for category, found in updates.items():
+        print("Updates, %s (%d with labelled old and new turns): new ranked before old %.3f; old still in"
+              " the first 20 messages %.3f; both %.3f" % (category, found["n"], found["new_first"],
+                                                          found["old_kept@20"], found["both"]))
         print()
     times = runner.time_resolution(dataset)
     if times:
@@ -108,7 +108,8 @@ def run_dataset(args: argparse.Namespace, dataset: datasets.Dataset) -> Dict[str
     if args.out:
         runner.write_jsonl(run, args.out)
         print("per-question output: %s" % args.out)
-    summary = {"dataset": dataset.name, "groups": groups, "timing": timing, "updates": updates, "times": times,
+    summary = {"dataset": dataset.name, "groups": groups, "timing": timing,
+               "updates": updates.get("knowledge-update", {}), "updates_by_category": updates, "times": times,
                "skipped": dataset.skipped, "settings": args.set, "endpoint": args.endpoint}
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

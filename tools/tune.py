@@ -23,7 +23,7 @@ import argparse
 import os
 import sys
 import tempfile
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
@@ -98,15 +98,21 @@ def ranked_items(question: TuningQuestion, ranking: Ranking, top_k: int = TOP_K)
     return [] if question.prepared is None else pipeline.ranked_items(question.prepared, ranking, top_k)
 
 
-def score(questions: Sequence[TuningQuestion], settings: Dict[str, Any], top_k: int = TOP_K) -> Dict[str, float]:
-    """Summary metrics of every question with `settings`, scored as tools/eval.py scores search's items."""
+def outcomes(questions: Sequence[TuningQuestion], settings: Dict[str, Any],
+             top_k: int = TOP_K) -> List[metrics.Outcome]:
+    """Where every question's gold turns land with `settings`, scored as tools/eval.py scores search's items."""
     ranking = ranking_of(settings)
-    outcomes = []
+    out = []
     for q in questions:
         items = ranked_items(q, ranking, top_k)
-        outcomes.append(metrics.outcome(q.qid, q.category, q.gold, items, [q.turn_map.turns_of(i) for i in items],
-                                        q.turn_map.text, 0.0))
-    return metrics.summarize(outcomes)
+        out.append(metrics.outcome(q.qid, q.category, q.gold, items, [q.turn_map.turns_of(i) for i in items],
+                                   q.turn_map.text, 0.0))
+    return out
+
+
+def score(questions: Sequence[TuningQuestion], settings: Dict[str, Any], top_k: int = TOP_K) -> Dict[str, float]:
+    """Summary metrics of every question with `settings` (outcomes(), averaged)."""
+    return metrics.summarize(outcomes(questions, settings, top_k))
 
 
 def objective(summary: Dict[str, float]) -> float:
@@ -117,25 +123,53 @@ def describe(summary: Dict[str, float]) -> str:
     return "objective %.4f  " % objective(summary) + "  ".join("%s %.3f" % (t, summary[t]) for t in TARGETS)
 
 
-def ascend(questions: Sequence[TuningQuestion], settings: Dict[str, Any],
-           rounds: int) -> Tuple[Dict[str, Any], Dict[str, float]]:
-    """Coordinate ascent: change one setting at a time to its best grid value, until nothing improves."""
-    best = score(questions, settings)
-    names = sorted(n for n in flowmem_config.field_names() if "weight_" in n) + sorted(GRID)
+Scorer = Callable[[Dict[str, Any]], Dict[str, float]]
+
+
+def ascend(questions: Sequence[TuningQuestion], settings: Dict[str, Any], rounds: int,
+           grid: Optional[Dict[str, Sequence[Any]]] = None, weight_grid: Sequence[float] = WEIGHT_GRID,
+           scorer: Optional[Scorer] = None, label: str = "") -> Tuple[Dict[str, Any], Dict[str, float]]:
+    """Coordinate ascent: change one setting at a time to its best grid value, until nothing improves.
+
+    `scorer` (default: score() on `questions`) gives a trial's summary; tools/crossval.py
+    passes one that scores only a fold's training conversations.
+    """
+    grid = GRID if grid is None else grid
+    measure: Scorer = scorer or (lambda trial: score(questions, trial))
+    best = measure(settings)
+    names = sorted(n for n in flowmem_config.field_names() if "weight_" in n) + sorted(grid)
     for round_number in range(1, rounds + 1):
         improved = False
         for name in names:
-            for value in GRID.get(name, WEIGHT_GRID):
+            for value in grid.get(name, weight_grid):
                 if settings.get(name) == value:
                     continue
                 trial = dict(settings, **{name: value})
-                result = score(questions, trial)
+                result = measure(trial)
                 if objective(result) > objective(best) + 1e-9:
                     settings, best, improved = trial, result, True
-                    print("round %d  %s=%s  %s" % (round_number, name, value, describe(best)), flush=True)
+                    print("%sround %d  %s=%s  %s" % (label, round_number, name, value, describe(best)), flush=True)
         if not improved:
             break
     return settings, best
+
+
+def start_settings(start: Dict[str, Any]) -> Dict[str, Any]:
+    """The settings a trial may change (every weight, GRID's names): their defaults, overridden by `start`."""
+    defaults = flowmem_config.Config()
+    settings = {n: getattr(defaults, n) for n in flowmem_config.field_names() if "weight_" in n or n in GRID}
+    settings.update(start)
+    return settings
+
+
+def index_with(data: datasets.Dataset, start: Dict[str, Any]) -> List[TuningQuestion]:
+    """index_dataset() in a temporary database with `start`'s index settings (the rest are ranking's)."""
+    with tempfile.TemporaryDirectory(prefix="flowmem-tune-") as tmp:
+        # Everything else (view sizes, pool and feedback sizes) shapes the pools: fixed for a run.
+        index_settings = {k: v for k, v in start.items() if not ("weight_" in k or k in GRID)}
+        config = flowmem_config.load(dict(index_settings, db=os.path.join(tmp, "tune.db"), synchronous="OFF"),
+                                     environ={})
+        return index_dataset(data, config)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -147,15 +181,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     from tools.eval import parse_settings  # the same NAME=VALUE parsing as eval.py
     start = parse_settings(args.set)
-    defaults = flowmem_config.Config()
-    settings = {n: getattr(defaults, n) for n in flowmem_config.field_names() if "weight_" in n or n in GRID}
-    settings.update(start)
-    with tempfile.TemporaryDirectory(prefix="flowmem-tune-") as tmp:
-        # Everything else (view sizes, pool and feedback sizes) shapes the pools: fixed for a run.
-        index_settings = {k: v for k, v in start.items() if not ("weight_" in k or k in GRID)}
-        config = flowmem_config.load(dict(index_settings, db=os.path.join(tmp, "tune.db"), synchronous="OFF"),
-                                     environ={})
-        questions = index_dataset(datasets.load_locomo(args.data), config)
+    settings = start_settings(start)
+    questions = index_with(datasets.load_locomo(args.data), start)
     print("start  %s" % describe(score(questions, settings)), flush=True)
     if args.show:
         return 0

@@ -57,15 +57,18 @@ def ask_all(dataset: Dataset, client: Any, top_k: int = 100, index_seconds: floa
     return Run(dataset, outcomes, questions, index_seconds, messages)
 
 
-def update_order(run: Run) -> Dict[str, float]:
+def update_order(run: Run, category: Optional[str] = None) -> Dict[str, float]:
     """Knowledge updates with labelled old and new turns: how often the new one ranks first.
+
+    `category` restricts it to the questions of one category (knowledge-update,
+    update-cue); None takes every question with such labels.
 
     `new_first`: the new turn's message rank is better than the old one's (a missing
     old turn counts as worse); `old_kept@20`: the old turn is still within the first 20
     messages; `both`: the two at once. Empty when the dataset has no such labels.
     """
     labels = {q.qid: q.labels for c in run.dataset.conversations for q in c.questions
-              if q.labels and q.labels.get("new") and q.labels.get("old")}
+              if q.labels and q.labels.get("new") and q.labels.get("old") and category in (None, q.category)}
     rows = []
     for o in run.outcomes:
         if o.qid not in labels:
@@ -78,6 +81,15 @@ def update_order(run: Run) -> Dict[str, float]:
     n = len(rows)
     return {"n": n, "new_first": sum(a for a, _ in rows) / n, "old_kept@20": sum(b for _, b in rows) / n,
             "both": sum(a and b for a, b in rows) / n}
+
+
+def update_categories(dataset: Dataset) -> List[str]:
+    """The categories whose questions label old and new turns, in order of first appearance."""
+    out: List[str] = []
+    for q in (q for c in dataset.conversations for q in c.questions):
+        if q.labels and q.labels.get("new") and q.labels.get("old") and q.category not in out:
+            out.append(q.category)
+    return out
 
 
 def time_resolution(dataset: Dataset) -> Dict[str, float]:

@@ -37,6 +37,11 @@ Question categories (exact strings) and their truth:
 - `unanswerable`: asks an attribute never stated of an entity that is mentioned;
   gold = every turn that mentions the entity; labels = {"unanswerable": true}.
 
+Harder groups (tools/evalkit/synthetic_hard.py: more `paraphrase` cases, `typo`,
+`period`, `update-cue`) live in users of their own, numbered from HARD_FIRST
+(`syn-en-51`, `syn-zh-51`) and appended after the users above, whose questions and
+figures are therefore unchanged by them. Their sessions spread over several months.
+
 Relative time expressions (`Conversation.relative_times`): every relative expression
 in the text, in evidence and in filler, is listed as {"turn_id", "expression" (exactly
 as in the text), "start", "end"}, resolved against the turn's session date (UTC):
@@ -74,11 +79,17 @@ import random
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from tools.evalkit import synthetic_hard
 from tools.evalkit.dataset import Conversation, Dataset, Question, Session, Turn, to_json
 
 # -- sizes and per-user plan ---------------------------------------------------------
 
 SIZES = {"small": {"en": 4, "zh": 3}, "medium": {"en": 16, "zh": 12}}
+# Users of the harder groups (tools/evalkit/synthetic_hard.py), numbered from HARD_FIRST, after the others.
+HARD_SIZES = {"small": {"en": 1, "zh": 1}, "medium": {"en": 4, "zh": 4}}
+HARD_FIRST = 51
+HARD_GAP_DAYS = (6, 18)  # sessions spread over several months, so that a month or a season leaves some out
+HARD_LAST_START_DAY = datetime.date(2023, 3, 1)
 SESSIONS_PER_USER = 12
 MIN_TURNS, MAX_TURNS = 8, 20
 FIRST_DAY, LAST_START_DAY = datetime.date(2023, 1, 9), datetime.date(2023, 7, 15)
@@ -776,6 +787,8 @@ class _Line:
 class _User:
     """One user's conversation under construction."""
 
+    last_start_day, gap_days = LAST_START_DAY, GAP_DAYS
+
     def __init__(self, lang: str, user_id: str, rng: random.Random):
         self.lang = lang
         self.user_id = user_id
@@ -796,19 +809,22 @@ class _User:
     def draw(self, pool: str) -> Any:
         """A word from a list, never the same one twice for this user."""
         if pool not in self.pools:
-            words = list(WORDS[self.lang][pool])
+            words = list(self.word_list(pool))
             self.rng.shuffle(words)
             self.pools[pool] = words
         if not self.pools[pool]:
             raise ValueError("word list %r exhausted for %s" % (pool, self.user_id))
         return self.pools[pool].pop()
 
+    def word_list(self, pool: str) -> List[Any]:
+        return WORDS[self.lang][pool]
+
     def _session_dates(self) -> Tuple[List[datetime.date], List[int]]:
-        day = FIRST_DAY + self.rng.randint(0, (LAST_START_DAY - FIRST_DAY).days) * DAY
+        day = FIRST_DAY + self.rng.randint(0, (self.last_start_day - FIRST_DAY).days) * DAY
         days, stamps = [], []
         for i in range(SESSIONS_PER_USER):
             if i:
-                day += self.rng.randint(*GAP_DAYS) * DAY
+                day += self.rng.randint(*self.gap_days) * DAY
             moment = datetime.datetime(day.year, day.month, day.day, self.rng.randint(8, 21), self.rng.randint(0, 59),
                                        tzinfo=datetime.timezone.utc)
             days.append(day)
@@ -872,6 +888,15 @@ class _User:
     def register(self, kind: str, name: str) -> None:
         if (kind, name) not in self.entities:
             self.entities.append((kind, name))
+
+
+class _HardUser(_User):
+    """A user of the harder groups: sessions over several months, and that module's word lists too."""
+
+    last_start_day, gap_days = HARD_LAST_START_DAY, HARD_GAP_DAYS
+
+    def word_list(self, pool: str) -> List[Any]:
+        return synthetic_hard.WORDS[self.lang].get(pool) or WORDS[self.lang][pool]
 
 
 # -- the categories ------------------------------------------------------------------
@@ -1182,6 +1207,16 @@ def _user(lang: str, number: int, seed: int) -> Conversation:
     return _finish(u, unanswerable)
 
 
+def _hard_user(lang: str, number: int, seed: int) -> Conversation:
+    """A user with only the harder groups (synthetic_hard.py) and two vague filler expressions."""
+    user_id = "syn-%s-%02d" % (lang, number)
+    u = _HardUser(lang, user_id, random.Random(seed * 100003 + number + (500 if lang == "zh" else 0)))
+    synthetic_hard.plant_all(u)
+    for _ in range(FILLER_VAGUE):
+        _plant_relative_filler(u, "vague")
+    return _finish(u, [])
+
+
 def _finish(u: _User, unanswerable: List[Tuple[str, str]]) -> Conversation:
     """Assemble the sessions, give turns their ids, and turn planted lines into ids."""
     sessions = []
@@ -1203,7 +1238,7 @@ def _finish(u: _User, unanswerable: List[Tuple[str, str]]) -> Conversation:
         if q["category"] == "unanswerable":
             _, name = next(names)
             ids = [line.turn_id for line in all_lines if _mentions(u.lang, name, line.text)]
-        elif q["category"] == "knowledge-update":
+        elif labels and "new" in labels:  # knowledge-update and update-cue questions
             labels = {"new": [labels["new"][0].turn_id], "old": [labels["old"][0].turn_id]}
         questions.append(Question(q["qid"], q["question"], q["category"], ids, q["answer"], q["options"], labels))
     position = {line.turn_id: i for i, line in enumerate(all_lines)}
@@ -1219,6 +1254,8 @@ def generate(seed: int = 1, size: str = "small") -> Dataset:
     if size not in SIZES:
         raise ValueError("size must be one of %s" % ", ".join(SIZES))
     conversations = [_user(lang, n, seed) for lang, count in SIZES[size].items() for n in range(1, count + 1)]
+    conversations += [_hard_user(lang, HARD_FIRST + n, seed) for lang, count in HARD_SIZES[size].items()
+                      for n in range(count)]
     return Dataset("synthetic-%s-seed%d" % (size, seed), conversations, [])
 
 

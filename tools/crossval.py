@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Leave-one-conversation-out cross-validation of tools/tune.py's coordinate ascent.
+
+    python tools/crossval.py [--data PATH] [--rounds 1] [--grid coarse|full] [--set NAME=VALUE] [--json OUT]
+
+The weights are chosen on the same LoCoMo development conversations that report the
+figures, so the as-tuned figures flatter them. Here each conversation in turn is held
+out: coordinate ascent (tune.ascend, from the current defaults or `--set`) chooses the
+settings on the other conversations only, and those settings rank the held-out
+conversation's questions. The held-out outcomes of all folds together are the
+cross-validated figures, printed overall and per category beside the defaults on the
+same questions (the as-tuned figures), with a paired bootstrap interval of the change.
+
+Cost: the dataset is indexed once and each question prepared once (tune.index_with);
+only ranking repeats. A trial's outcomes are kept per (conversation, settings), so the
+folds, which all start from the same settings, share their common trials; a fold's
+training objective is computed from its training conversations' outcomes only, in
+question order, so it equals tune.score() on those questions. `--grid coarse` tries
+fewer values per setting and `--rounds` bounds the ascent.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+from tools import tune  # noqa: E402
+from tools.evalkit import compare, dataset as datasets, metrics, report  # noqa: E402
+
+COLUMNS = ("hit@1", "hit@10", "recall@10", "recall@100", "mrr")
+COARSE_WEIGHT_GRID = (0.0, 0.05, 0.2, 0.5, 1.0, 2.0)
+COARSE_GRID: Dict[str, Sequence[Any]] = {
+    "rrf_k": (2, 10, 40, 100),
+    "adjacency_top": (1, 5, 20),
+    "head_size": (5, 20),
+    "state_update_window": (0, 10, 50),
+    "message_share": (0.8, 1.0),
+}
+GRIDS = {"full": (tune.GRID, tune.WEIGHT_GRID), "coarse": (COARSE_GRID, COARSE_WEIGHT_GRID)}
+Key = Tuple[Tuple[str, Any], ...]
+
+
+class TrialCache:
+    """Per-question target metrics of each conversation under each trial's settings, computed once."""
+
+    def __init__(self, questions: Sequence[tune.TuningQuestion], owners: Sequence[str]):
+        self.by_conversation: Dict[str, List[tune.TuningQuestion]] = {}
+        for question, owner in zip(questions, owners):
+            self.by_conversation.setdefault(owner, []).append(question)
+        self.values: Dict[Tuple[str, Key], List[Tuple[float, ...]]] = {}
+
+    def targets(self, conversation: str, settings: Dict[str, Any]) -> List[Tuple[float, ...]]:
+        """tune.TARGETS of every question of `conversation` ranked with `settings`."""
+        key = (conversation, tuple(sorted(settings.items())))
+        if key not in self.values:
+            found = tune.outcomes(self.by_conversation[conversation], settings)
+            self.values[key] = [tuple(o.values()[t] for t in tune.TARGETS) for o in found]
+        return self.values[key]
+
+    def summary(self, conversations: Sequence[str], settings: Dict[str, Any]) -> Dict[str, float]:
+        """tune.score()'s summary of the questions of `conversations` (in that order) with `settings`."""
+        rows = [row for c in conversations for row in self.targets(c, settings)]
+        out: Dict[str, float] = {"n": len(rows)}
+        for index, name in enumerate(tune.TARGETS):
+            out[name] = sum(row[index] for row in rows) / len(rows) if rows else 0.0
+        return out
+
+
+class Fold(NamedTuple):
+    held_out: str
+    training: List[str]
+    settings: Dict[str, Any]
+    training_before: Dict[str, float]
+    training_after: Dict[str, float]
+    seconds: float
+
+
+FoldTuner = Callable[[List[str], Dict[str, Any], str], Tuple[Dict[str, Any], Dict[str, float]]]
+
+
+def ascent_tuner(cache: TrialCache, rounds: int, grid: str) -> FoldTuner:
+    """A tuner that runs tune.ascend on the training conversations' outcomes only."""
+    values, weights = GRIDS[grid]
+
+    def tune_fold(training: List[str], start: Dict[str, Any], label: str) -> Tuple[Dict[str, Any], Dict[str, float]]:
+        return tune.ascend([], dict(start), rounds, grid=values, weight_grid=weights,
+                           scorer=lambda trial: cache.summary(training, trial), label=label)
+    return tune_fold
+
+
+def run_folds(conversations: Sequence[str], start: Dict[str, Any], tuner: FoldTuner,
+              before: Callable[[List[str]], Dict[str, float]]) -> List[Fold]:
+    """One fold per conversation: `tuner` sees every conversation but the held-out one."""
+    folds = []
+    for held_out in conversations:
+        training = [c for c in conversations if c != held_out]
+        started = time.perf_counter()
+        settings, after = tuner(training, start, "[%s] " % held_out)
+        folds.append(Fold(held_out, training, settings, before(training), after, time.perf_counter() - started))
+    return folds
+
+
+def owners_of(data: datasets.Dataset) -> List[str]:
+    """The conversation of each question, in tune.prepare's order."""
+    return [c.user_id for c in data.conversations for _ in c.questions]
+
+
+def held_out_outcomes(questions: Sequence[tune.TuningQuestion], owners: Sequence[str],
+                      folds: Sequence[Fold]) -> List[metrics.Outcome]:
+    """Each question ranked with the settings of the fold that held its conversation out."""
+    chosen = {f.held_out: f.settings for f in folds}
+    out = []
+    for fold in folds:
+        mine = [q for q, owner in zip(questions, owners) if owner == fold.held_out]
+        out += tune.outcomes(mine, chosen[fold.held_out])
+    return out
+
+
+def changed(settings: Dict[str, Any], start: Dict[str, Any]) -> str:
+    """The settings that differ from `start`, as --set flags (sorted)."""
+    return " ".join("%s=%s" % (k, v) for k, v in sorted(settings.items()) if start.get(k) != v) or "(none)"
+
+
+def fold_table(folds: Sequence[Fold], defaults: Sequence[metrics.Outcome],
+               tuned: Sequence[metrics.Outcome], owners: Sequence[str], start: Dict[str, Any]) -> str:
+    """Per fold: the held-out figures of the defaults and of the fold's settings, its training gain and cost."""
+    lines = ["| held out | n | defaults: objective | hit@1 | hit@10 | fold-tuned: objective | hit@1 | hit@10 |"
+             " training objective (defaults -> tuned) | seconds | settings changed |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|"]
+    for fold in folds:
+        a = metrics.summarize([o for o, w in zip(defaults, owners) if w == fold.held_out])
+        b = metrics.summarize([o for o, w in zip(tuned, owners) if w == fold.held_out])
+        lines.append("| %s | %d | %.4f | %.3f | %.3f | %.4f | %.3f | %.3f | %.4f -> %.4f | %.0f | %s |" % (
+            fold.held_out, a["n"], tune.objective(a), a["hit@1"], a["hit@10"], tune.objective(b), b["hit@1"],
+            b["hit@10"], tune.objective(fold.training_before), tune.objective(fold.training_after), fold.seconds,
+            changed(fold.settings, start)))
+    return "\n".join(lines)
+
+
+def paired_table(defaults: Sequence[metrics.Outcome], tuned: Sequence[metrics.Outcome]) -> Tuple[str, List[Dict]]:
+    """Cross-validated minus defaults, per metric, on the same questions, with a paired bootstrap 95% interval."""
+    assert [o.qid for o in defaults] == [o.qid for o in tuned]
+    lines = ["| metric | defaults (as tuned) | cross-validated | change | 95% CI |", "|---|---:|---:|---:|---|"]
+    rows = []
+    for name in COLUMNS:
+        a = [o.values()[name] for o in defaults]
+        b = [o.values()[name] for o in tuned]
+        diffs = [y - x for x, y in zip(a, b)]
+        low, high = compare.bootstrap_ci(diffs)
+        rows.append({"metric": name, "defaults": sum(a) / len(a), "crossval": sum(b) / len(b),
+                     "diff": sum(diffs) / len(diffs), "ci_low": low, "ci_high": high})
+        lines.append("| %s | %.3f | %.3f | %+.3f | [%+.3f, %+.3f] |" % (
+            name, rows[-1]["defaults"], rows[-1]["crossval"], rows[-1]["diff"], low, high))
+    return "\n".join(lines), rows
+
+
+def with_objective(groups: Dict[str, Dict[str, float]]) -> Dict[str, Dict[str, float]]:
+    return {name: dict(g, objective=tune.objective(g)) if g.get("n") else g for name, g in groups.items()}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", default=tune.DEFAULT_DATA, help="LoCoMo-format file (development split only)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="start from this setting")
+    parser.add_argument("--rounds", type=int, default=1, help="coordinate-ascent rounds per fold (default 1)")
+    parser.add_argument("--grid", choices=sorted(GRIDS), default="coarse", help="values tried per setting")
+    parser.add_argument("--json", help="write the per-fold settings and the summaries here")
+    args = parser.parse_args(argv)
+    from tools.eval import parse_settings  # the same NAME=VALUE parsing as eval.py
+    started = time.perf_counter()
+    data = datasets.load_locomo(args.data)
+    start = tune.start_settings(parse_settings(args.set))
+    questions = tune.index_with(data, parse_settings(args.set))
+    owners = owners_of(data)
+    conversations = [c.user_id for c in data.conversations]
+    print("indexed and prepared %d questions of %d conversations in %.0f s; %s grid, %d round(s)" % (
+        len(questions), len(conversations), time.perf_counter() - started, args.grid, args.rounds), flush=True)
+    cache = TrialCache(questions, owners)
+    folds = run_folds(conversations, start, ascent_tuner(cache, args.rounds, args.grid),
+                      lambda training: cache.summary(training, start))
+    defaults, tuned = tune.outcomes(questions, start), held_out_outcomes(questions, owners, folds)
+    categories = datasets.category_order(data)
+    as_tuned = with_objective(metrics.by_group(defaults, categories, ()))
+    crossval = with_objective(metrics.by_group(tuned, categories, ()))
+    paired, rows = paired_table(defaults, tuned)
+    columns = ("objective",) + COLUMNS
+    print("\nPer fold (held-out conversation's questions):\n\n" + fold_table(folds, defaults, tuned, owners, start))
+    print("\nAs tuned (the starting settings on every conversation):\n\n" + report.table(as_tuned, columns))
+    print("\nCross-validated (each conversation ranked with settings tuned without it):\n\n"
+          + report.table(crossval, columns))
+    print("\nCross-validated minus as tuned, paired by question:\n\n" + paired)
+    print("\n%d trials ranked; wall time %.0f s" % (len(cache.values), time.perf_counter() - started))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"folds": [f._asdict() for f in folds], "as_tuned": as_tuned, "crossval": crossval,
+                       "paired": rows, "grid": args.grid, "rounds": args.rounds}, f, indent=1, sort_keys=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
