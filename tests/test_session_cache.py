@@ -5,7 +5,7 @@ from tests.helpers import MemoryTestCase, add_body
 
 
 def data(n_messages: int) -> SessionData:
-    return SessionData(n_messages, {seq: ((), None, (), False) for seq in range(1, n_messages + 1)}, (), {}, {})
+    return SessionData(n_messages, {seq: ((), None, (), ()) for seq in range(1, n_messages + 1)}, (), {}, {})
 
 
 class Loader:

@@ -18,6 +18,7 @@ Every BM25 uses the user's own statistics and idf per view kind.
 from __future__ import annotations
 
 import heapq
+from datetime import date as Date
 from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 from ..storage import fts
@@ -25,6 +26,7 @@ from ..storage.reader import Reader
 from ..storage.rows import ViewRow
 from ..storage.views import KINDS, MESSAGE, SEGMENT, WINDOW
 from ..text import timeexpr
+from ..text.period import index_tokens
 from ..text.tokenize import STEMMED_STOPWORDS
 from . import bm25
 from .query import Query
@@ -40,7 +42,12 @@ class Message(NamedTuple):
     speaker: Tuple[str, ...]
     timestamp_ms: Optional[int]
     tokens: Tuple[str, ...]
-    dated: bool  # the text mentions or implies a date
+    spans: Tuple[Tuple[int, int], ...]  # the dates the text mentions or implies: (first, last) day ordinals
+
+    @property
+    def dated(self) -> bool:
+        """Whether the text mentions or implies a date."""
+        return bool(self.spans)
 
 
 class Pool(NamedTuple):
@@ -67,6 +74,7 @@ class Limits(NamedTuple):
     feedback_docs: int
     feedback_terms: int
     postings_budget: int
+    period_size: int
 
 
 class _Scorer:
@@ -127,6 +135,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
         tf.update({t: {d: c for d, c in per_doc.items() if d in found} for t, per_doc in extra_tf.items()
                    if t not in tf})
 
+    found.update(reader.views(_period_docs(reader, user_key, query, scorer, limits, found)))
     context = _context(reader, found, scores, limits)
     scores.update(_context_scores(scorer, query.terms, tf, found, context))
     pool_views = dict(found)
@@ -176,6 +185,26 @@ def _affordable(terms: Sequence[str], scorer: _Scorer, limits: Limits) -> List[s
         chosen.add(t)
         used += n
     return [t for t in terms if t in chosen]
+
+
+def _period_docs(reader: Reader, user_key: int, query: Query, scorer: _Scorer, limits: Limits,
+                 found: Mapping[int, ViewRow]) -> List[int]:
+    """Messages said (or naming a day) inside the question's periods that are not in the pool yet.
+
+    At most `period_size`, and no more than the pool has room for; the postings read
+    are bounded as the question's words' are (_affordable). Those holding the most
+    period tokens (said inside and naming a day inside) first, then by doc id.
+    """
+    room = min(limits.period_size, limits.pool_size - len(found))
+    if not query.periods or room <= 0:
+        return []
+    tokens = index_tokens([(Date.fromordinal(a), Date.fromordinal(b)) for a, b in query.periods])
+    scorer.need(tokens)
+    counts: Dict[int, int] = {}
+    for _, doc in reader.postings(user_key, MESSAGE, _affordable(tokens, scorer, limits)):
+        if doc not in found:
+            counts[doc] = counts.get(doc, 0) + 1
+    return heapq.nsmallest(room, counts, key=lambda d: (-counts[d], d))
 
 
 def _feedback_postings(reader: Reader, user_key: int, words: Mapping[str, float],
@@ -307,7 +336,7 @@ def _messages(reader: Reader, views: Mapping[int, ViewRow], matched: Set[Key]) -
         features = reader.session(view).messages
         for seq in sorted(positions[session_key]):
             key = (session_key, seq)
-            speaker, timestamp, tokens, dated = features[seq]
+            speaker, timestamp, tokens, spans = features[seq]
             out[key] = Message(key, view.session_id, view.tag, speaker, timestamp,
-                               tokens if key in matched else (), dated)
+                               tokens if key in matched else (), spans)
     return out

@@ -36,11 +36,12 @@ from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Seq
 from ..storage.reader import Reader
 from ..storage.rows import MessageRow
 from ..storage.store import Store
+from ..text.period import may_name_period
 from . import fallback, signals, state_update
 from .candidates import Key, Limits, Pool, build
 from .fusion import competition_ranks, fuse
 from .items import Session, result_item
-from .query import Query, analyze
+from .query import Query, analyze, scoped
 from .ranking import Ranking
 from .selection import select_views
 
@@ -106,6 +107,8 @@ def prepare(reader: Reader, user_id: str, question: str, options: Sequence[str],
     user_key = reader.user_key(user_id)
     if user_key is None:
         return None
+    if index.resolve_times and may_name_period(question):
+        query = scoped(query, reader.memory_days(user_key))
     pool = candidate_pool(reader, user_key, query, ranking)
     return Prepared(query, pool, signal_scores(query, pool), lambda key: reader.message_row(*key))
 
@@ -114,7 +117,7 @@ def candidate_pool(reader: Reader, user_key: int, query: Query, ranking: Ranking
     """The candidate pool (candidates.py) under this ranking's limits."""
     limits = Limits(k1=ranking.k1, b=ranking.b, pool_size=ranking.pool_size, context_size=ranking.context_size,
                     feedback_docs=ranking.feedback_docs, feedback_terms=ranking.feedback_terms,
-                    postings_budget=ranking.postings_budget)
+                    postings_budget=ranking.postings_budget, period_size=ranking.period_size)
     return build(reader, user_key, query, limits)
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 from itertools import islice
-from typing import Iterable, List, NamedTuple, Sequence, Tuple, TypeVar
+from typing import Iterable, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
-from ..text import timeexpr
+from ..text import period, timeexpr
 from ..text.stem import stem
 from ..text.tokenize import QUESTION_STOPWORDS, query_terms, tokenize, unique, words
 
@@ -69,6 +69,7 @@ class Query(NamedTuple):
     numbers: List[str]
     intent: str  # "", WHEN, FIRST, LAST or CURRENT
     options: List[List[str]]  # each option's content terms
+    periods: Tuple[Tuple[int, int], ...] = ()  # the periods it is scoped to: (first, last) day ordinals (scoped())
 
 
 T = TypeVar("T")
@@ -120,3 +121,15 @@ def analyze(question: str, options: Sequence[str] = (), stemmed: bool = True, da
         intent=intent(question),
         options=[t[:MAX_OPTION_TERMS] for t in (query_terms(o, stemmed) for o in options) if t],
     )
+
+
+def scoped(query: Query, memory_ms: Optional[Tuple[int, int]]) -> Query:
+    """`query` with the periods its question names (text/period.py), read against the user's memory.
+
+    memory_ms: the earliest and latest timestamp of the user's messages (Unix ms), or
+    None; the latest day is the anchor of relative forms ("last summer").
+    """
+    first, last = (timeexpr.day_of(memory_ms[0]), timeexpr.day_of(memory_ms[1])) if memory_ms else (None, None)
+    memory = period.Memory(first, last) if first and last else None
+    spans = period.periods(query.text, memory)
+    return query._replace(periods=tuple((a.toordinal(), b.toordinal()) for a, b in spans))

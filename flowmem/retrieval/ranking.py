@@ -2,7 +2,7 @@
 
 The service builds it from its settings (config.Config.ranking()); retrieval takes it
 as given and knows nothing of where its values come from, so it declares no defaults:
-every value is passed, and by keyword only. Nineteen values, most of them numbers,
+every value is passed, and by keyword only. Twenty values, most of them numbers,
 passed by position are one swap away from a search that silently ranks differently;
 by keyword, a misspelt or forgotten one is a TypeError at once.
 """
@@ -23,6 +23,7 @@ class _Fields(NamedTuple):
     feedback_docs: int
     feedback_terms: int
     postings_budget: int
+    period_size: int  # messages dated in the question's period that join the pool without its words, at most
     tail_weights: Tuple[Tuple[str, float], ...]  # (signal, weight) that differ past the head
     view_kind: str
     message_share: float

@@ -44,8 +44,9 @@ class Reader:
         for seq, role, content, speaker, ts, tokens, times in self.conn.execute(
                 "SELECT seq, role, content, speaker, timestamp_ms, tokens, times FROM messages WHERE session_key = ?",
                 (view.session_key,)):
-            messages[seq] = (tuple(speaker.split()), ts, tuple(tokens.split()), times != "")
             rows[seq] = MessageRow(seq, role, shown(content), ts, times)
+            spans = tuple((r.start.toordinal(), r.end.toordinal()) for r in rows[seq].resolutions())
+            messages[seq] = (tuple(speaker.split()), ts, tuple(tokens.split()), spans)
             cost += 1 + len(rows[seq].content) // CACHE_UNIT_CHARS
         doc_freqs: Dict[str, int] = {}
         for _, _, tokens, _ in messages.values():
@@ -61,6 +62,18 @@ class Reader:
     def user_key(self, user_id: str) -> Optional[int]:
         """The internal key of a user, or None if unknown."""
         return lookup_user_key(self.conn, user_id)
+
+    def memory_days(self, user_key: int) -> Optional[Tuple[int, int]]:
+        """The earliest and latest timestamp (Unix ms) of the user's messages, None if none has one.
+
+        Reads the first and last message of each of the user's sessions (primary key
+        lookups): messages of a session come in time order, so its ends are its extremes.
+        """
+        row = self.conn.execute(
+            "SELECT min(m.timestamp_ms), max(m.timestamp_ms) FROM sessions s JOIN messages m"
+            " ON m.session_key = s.session_key AND m.seq IN (1, s.n_messages) WHERE s.user_key = ?",
+            (user_key,)).fetchone()
+        return None if row is None or row[0] is None else (row[0], row[1])
 
     def bm25_statistics(self, user_key: int) -> Dict[str, Tuple[int, int]]:
         """The user's BM25 statistics: (document count, total tokens) per view kind."""

@@ -20,8 +20,8 @@ from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
 from .rows import MessageRow, ViewRow
 
-# (speaker tokens, timestamp ms, tokens, whether the text mentions or implies a date)
-Features = Tuple[Tuple[str, ...], Optional[int], Tuple[str, ...], bool]
+# (speaker tokens, timestamp ms, tokens, the dates the text mentions or implies: (first, last) day ordinals)
+Features = Tuple[Tuple[str, ...], Optional[int], Tuple[str, ...], Tuple[Tuple[int, int], ...]]
 
 # A message counts as one against the session cache's bound per CACHE_UNIT_CHARS of its text.
 CACHE_UNIT_CHARS = 2_000
