@@ -97,9 +97,13 @@ def _pairs(question: str, stemmed: bool) -> List[Tuple[str, str]]:
 
 
 def intent(question: str) -> str:
-    """The question's temporal intent, or "" when it has none."""
+    """The question's temporal intent, or "" when it has none.
+
+    A question that names a date asks about that time, not the present ("What was she
+    currently reading in May 2023?"): it is never CURRENT.
+    """
     for name, pattern in _INTENTS:
-        if pattern.search(question):
+        if pattern.search(question) and not (name == CURRENT and timeexpr.resolve(question, None)):
             return name
     return ""
 
