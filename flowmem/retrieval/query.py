@@ -20,6 +20,7 @@ from itertools import islice
 from typing import Iterable, List, NamedTuple, Sequence, Tuple, TypeVar
 
 from ..text import timeexpr
+from ..text.numbers import number_values
 from ..text.stem import stem
 from ..text.tokenize import QUESTION_STOPWORDS, query_terms, tokenize, unique, words
 
@@ -63,7 +64,10 @@ _CAPITALISED = re.compile(r"\b([A-Z][\w'\u2019-]*)")
 _QUOTED = re.compile(r"[\"\u201c\u201d\u300c\u300e]"  # an opening quote
                      r"([^\"\u201c\u201d\u300c\u300d\u300e\u300f]{2,80})"  # what it quotes
                      r"[\"\u201c\u201d\u300d\u300f]")  # a closing quote
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+_MONTH_WORDS = frozenset(timeexpr.MONTHS + [m[:3] for m in timeexpr.MONTHS] + ["sept"])
+_YEAR = re.compile(r"(19|20)\d\d")
 
 
 class Query(NamedTuple):
@@ -71,7 +75,7 @@ class Query(NamedTuple):
     terms: List[str]  # distinct stemmed content terms, in question order
     names: List[str]  # stemmed terms of capitalised or quoted words: people, places, titles
     pairs: List[Tuple[str, str]]  # adjacent content terms, for phrase matches
-    numbers: List[str]
+    numbers: List[str]  # canonical values of the numbers it states, dates aside (text/numbers.py)
     intent: str  # "", WHEN, FIRST, LAST or CURRENT
     options: List[List[str]]  # each option's content terms
 
@@ -101,6 +105,22 @@ def _pairs(question: str, stemmed: bool) -> List[Tuple[str, str]]:
     return _first(zip(content, content[1:]), MAX_QUERY_PAIRS)
 
 
+def _numbers(question: str) -> List[str]:
+    """The numbers the question states, as canonical values (numbers.py), other than those of its dates.
+
+    "on 7 July, 2023" is a date, which the date tokens match; its 7 and 2023 as numbers
+    would favour every message that says a 7.
+    """
+    for r in timeexpr.resolve(question, None):
+        question = question.replace(r.expression, " ")
+    tokens = tokenize(question, False)
+    # What the resolver leaves without a day to anchor it ("in November 2022", "on Aug 15th") is a date too.
+    months = [i for i, t in enumerate(tokens) if t in _MONTH_WORDS]
+    dates = {j for i in months for j in (i - 1, i + 1, i + 2)}
+    kept = ["" if i in dates or _YEAR.fullmatch(t) else t for i, t in enumerate(tokens)]
+    return _first(number_values(kept), MAX_QUERY_NUMBERS)
+
+
 def intent(question: str) -> str:
     """The question's temporal intent, or "" when it has none.
 
@@ -125,7 +145,7 @@ def analyze(question: str, options: Sequence[str] = (), stemmed: bool = True, da
         terms=_first(query_terms(question, stemmed) + (date_terms(question) if dates else []), MAX_QUERY_TERMS),
         names=_names(question, stemmed),
         pairs=_pairs(question, stemmed),
-        numbers=_first(_NUMBER.findall(question), MAX_QUERY_NUMBERS),
+        numbers=_numbers(question),
         intent=intent(question),
         options=[t[:MAX_OPTION_TERMS] for t in (query_terms(o, stemmed) for o in options) if t],
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Callable, Dict, Mapping, Sequence, Tuple
 
 from ..storage.views import MESSAGE, SEGMENT, WINDOW
+from ..text.numbers import number_values
 from .candidates import Key, Pool, best_per_message
 from .query import FIRST, LAST, WHEN, Query
 
@@ -114,14 +115,19 @@ def speaker(query: Query, pool: Pool) -> Dict[Key, float]:
 
 
 def numbers(query: Query, pool: Pool) -> Dict[Key, float]:
-    """How many of the question's numbers the message contains."""
+    """How many of the question's numbers the message states, in whatever form (text/numbers.py).
+
+    "three" meets "3", "18th" meets "eighteenth", "a dozen" meets "12", 十二 meets "12":
+    both sides are read as values, the message's from its tokens.
+    """
     if not query.numbers:
         return {}
+    wanted = set(query.numbers)
     out = {}
-    for key, present in pool.hits.items():
-        found = sum(1 for n in query.numbers if n in present)
-        if found:
-            out[key] = float(found)
+    for key in pool.matched:
+        stated = wanted.intersection(number_values(pool.messages[key].tokens))
+        if stated:
+            out[key] = float(len(stated))
     return out
 
 
