@@ -67,6 +67,7 @@ _QUOTED = re.compile(r"[\"\u201c\u201d\u300c\u300e]"  # an opening quote
 
 
 _MONTH_WORDS = frozenset(timeexpr.MONTHS + [m[:3] for m in timeexpr.MONTHS] + ["sept"])
+_DATE_WORDS = _MONTH_WORDS | frozenset(timeexpr.WEEKDAYS)  # capitalised, but dates: the date tokens match them
 _YEAR = re.compile(r"(19|20)\d\d")
 
 
@@ -92,7 +93,7 @@ def _names(question: str, stemmed: bool) -> List[str]:
     names: List[str] = []
     for match in _CAPITALISED.finditer(question):
         word = match.group(1)
-        if word.lower() in _NOT_NAMES:
+        if word.lower() in _NOT_NAMES or word.lower() in _DATE_WORDS:
             continue
         names.extend(tokenize(word, stemmed))
     for match in _QUOTED.finditer(question):

@@ -90,22 +90,28 @@ def phrase(query: Query, pool: Pool) -> Dict[Key, float]:
 
 
 def names(query: Query, pool: Pool) -> Dict[Key, float]:
-    """How many of the names the question mentions, other than the speakers', the message's text has.
+    """The rarity (summed idf) of the names the question mentions, other than the speakers', in the message's text.
 
     Speakers are named all through a conversation ("Thanks, Dana!"), so their
     names say little about which message answers; other names (places, pets,
-    titles) say a lot.
+    titles) say a lot, a rare one more than a common one.
     """
-    speakers = {t for m in pool.messages.values() for t in m.speaker}
-    wanted = [n for n in query.names if n not in speakers]
+    speakers = sorted({t for m in pool.messages.values() for t in m.speaker})
+    wanted = [n for n in query.names if pool.idf.get(n, 0.0) > 0 and not _a_speaker(n, speakers)]
     if not wanted:
         return {}
     out = {}
     for key, present in pool.hits.items():
-        found = sum(1 for n in wanted if n in present)
+        # Summed in question order: a float sum in set order would differ with PYTHONHASHSEED.
+        found = sum(pool.idf[n] for n in wanted if n in present)
         if found:
-            out[key] = float(found)
+            out[key] = found
     return out
+
+
+def _a_speaker(name: str, speakers: Sequence[str]) -> bool:
+    """Whether a name is a speaker's, or the short form of one ("Mel" of Melanie, "Jo" of Joanna)."""
+    return any(s.startswith(name) for s in speakers)
 
 
 def speaker(query: Query, pool: Pool) -> Dict[Key, float]:
