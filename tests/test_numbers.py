@@ -55,6 +55,11 @@ class QuestionNumbersTest(unittest.TestCase):
                 self.assertEqual(analyze(question).numbers, [])
 
 
+    def test_the_count_of_the_answers_asked_for_is_not_a_number_to_find(self):
+        self.assertEqual(analyze("Which two novels does Ana like?").numbers, [])
+        self.assertEqual(analyze("What did Ana name her two cats?").numbers, ["2"])
+
+
 class NumbersSignalTest(MemoryTestCase):
     def test_a_question_s_number_in_words_meets_the_message_s_digits(self):
         said = "Ana: My 3rd marathon was in Bergen, along the fjord, with my cousin and two friends from work."

@@ -118,7 +118,9 @@ def _numbers(question: str) -> List[str]:
     # What the resolver leaves without a day to anchor it ("in November 2022", "on Aug 15th") is a date too.
     months = [i for i, t in enumerate(tokens) if t in _MONTH_WORDS]
     dates = {j for i in months for j in (i - 1, i + 1, i + 2)}
-    kept = ["" if i in dates or _YEAR.fullmatch(t) else t for i, t in enumerate(tokens)]
+    # "Which two novels ...?" counts the answers asked for; the evidence names them, not their number.
+    counts = {i + 1 for i, t in enumerate(tokens) if t in ("which", "what")}
+    kept = ["" if i in dates or i in counts or _YEAR.fullmatch(t) else t for i, t in enumerate(tokens)]
     return _first(number_values(kept), MAX_QUERY_NUMBERS)
 
 
