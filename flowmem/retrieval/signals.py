@@ -19,6 +19,7 @@ import datetime
 from typing import Callable, Dict, Mapping, Sequence, Tuple
 
 from ..storage.views import MESSAGE, SEGMENT, WINDOW
+from ..text.numbers import number_values
 from .candidates import Key, Pool, best_per_message
 from .query import FIRST, LAST, WHEN, Query
 
@@ -90,22 +91,28 @@ def phrase(query: Query, pool: Pool) -> Dict[Key, float]:
 
 
 def names(query: Query, pool: Pool) -> Dict[Key, float]:
-    """How many of the names the question mentions, other than the speakers', the message's text has.
+    """The rarity (summed idf) of the names the question mentions, other than the speakers', in the message's text.
 
     Speakers are named all through a conversation ("Thanks, Dana!"), so their
     names say little about which message answers; other names (places, pets,
-    titles) say a lot.
+    titles) say a lot, a rare one more than a common one.
     """
-    speakers = {t for m in pool.messages.values() for t in m.speaker}
-    wanted = [n for n in query.names if n not in speakers]
+    speakers = sorted({t for m in pool.messages.values() for t in m.speaker})
+    wanted = [n for n in query.names if pool.idf.get(n, 0.0) > 0 and not _a_speaker(n, speakers)]
     if not wanted:
         return {}
     out = {}
     for key, present in pool.hits.items():
-        found = sum(1 for n in wanted if n in present)
+        # Summed in question order: a float sum in set order would differ with PYTHONHASHSEED.
+        found = sum(pool.idf[n] for n in wanted if n in present)
         if found:
-            out[key] = float(found)
+            out[key] = found
     return out
+
+
+def _a_speaker(name: str, speakers: Sequence[str]) -> bool:
+    """Whether a name is a speaker's, or the short form of one ("Mel" of Melanie, "Jo" of Joanna)."""
+    return any(s.startswith(name) for s in speakers)
 
 
 def speaker(query: Query, pool: Pool) -> Dict[Key, float]:
@@ -115,14 +122,19 @@ def speaker(query: Query, pool: Pool) -> Dict[Key, float]:
 
 
 def numbers(query: Query, pool: Pool) -> Dict[Key, float]:
-    """How many of the question's numbers the message contains."""
+    """How many of the question's numbers the message states, in whatever form (text/numbers.py).
+
+    "three" meets "3", "18th" meets "eighteenth", "a dozen" meets "12", 十二 meets "12":
+    both sides are read as values, the message's from its tokens.
+    """
     if not query.numbers:
         return {}
+    wanted = set(query.numbers)
     out = {}
-    for key, present in pool.hits.items():
-        found = sum(1 for n in query.numbers if n in present)
-        if found:
-            out[key] = float(found)
+    for key in pool.matched:
+        stated = wanted.intersection(number_values(pool.messages[key].tokens))
+        if stated:
+            out[key] = float(len(stated))
     return out
 
 
