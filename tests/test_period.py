@@ -79,6 +79,14 @@ class EnglishPeriodTest(unittest.TestCase):
         self.assertEqual(spans("May I ask what she baked?"), [])
         self.assertEqual(spans("What did she bake?"), [])
 
+    def test_periods_past_the_calendars_ends_are_left_out_without_an_error(self):
+        edge = period.Memory(D(1, 1, 1), D(9999, 12, 31))
+        for question in ("What happens next summer?", "明年三月呢？", "What did he do 999 weeks before 2 January 1?",
+                         "前年夏天呢？", "What about winter 9999?"):
+            with self.subTest(question=question):
+                self.assertIsInstance(period.periods(question, edge), list)
+        self.assertEqual(spans("What happens next summer?", edge), [])
+
     def test_without_a_memory_only_what_is_written_out_is_read(self):
         self.assertEqual(spans("What happened last summer in June?", None), [])
         self.assertEqual(spans("What happened in June 2023?", None), [("2023-06-01", "2023-06-30")])

@@ -113,3 +113,14 @@ class PeriodSignalTest(MemoryTestCase):
         pool = Pool(messages, {}, {}, [], {}, {}, [], {}, {})
         self.assertEqual(signals.period(query, pool), {(1, 1): 2.0, (1, 2): 2.0, (1, 3): 1.0})
         self.assertEqual(signals.period(query._replace(periods=()), pool), {})
+
+
+class MemoryDaysTest(MemoryTestCase):
+    def test_the_memorys_first_and_last_timestamps_are_read_and_none_without_any(self):
+        self.memory.add(add_body("u1", "a", ["Dana: one", "Ann: two"], request_id="a", timestamp=SPRING))
+        self.memory.add(add_body("u1", "b", ["Dana: three"], request_id="b", timestamp=LATEST))
+        self.memory.add(add_body("u2", "c", ["Zed: undated"], request_id="c", timestamp=None))
+        self.memory.add(add_body("u3", "d", ["Other: much later"], request_id="d", timestamp=LATEST + 99 * DAY_MS))
+        with self.memory.store.reading() as reader:
+            self.assertEqual(reader.memory_days(reader.user_key("u1")), (SPRING, LATEST))  # one user's only
+            self.assertIsNone(reader.memory_days(reader.user_key("u2")))

@@ -64,6 +64,11 @@ class AbsoluteTest(unittest.TestCase):
                 self.assertEqual(dates(text)[0][1], "2023-05-08")
         self.assertEqual(dates("on 5/18/2023")[0][1], "2023-05-18")
 
+    def test_a_numeric_date_between_chinese_characters_is_read_but_not_inside_latin_text(self):
+        self.assertEqual(dates("我2022-10-04那天见到了作家")[0][1], "2022-10-04")
+        self.assertEqual(dates("在5/18/2023那天")[0][1], "2023-05-18")
+        self.assertEqual(dates("build v2023-05-08x"), [])
+
     def test_months_and_years(self):
         self.assertEqual(dates("in May 2023")[0][1:], ("2023-05-01", "2023-05-31"))
         self.assertEqual(dates("in March")[0][1:], ("2023-03-01", "2023-03-31"))

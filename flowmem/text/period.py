@@ -40,7 +40,7 @@ from __future__ import annotations
 import calendar
 import datetime
 import re
-from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from . import timeexpr
 
@@ -244,6 +244,17 @@ PATTERNS: List[Tuple[re.Pattern, Handler]] = [
 ]
 
 
+T = TypeVar("T")
+
+
+def _safely(compute: Callable[..., T], *args: Any) -> Optional[T]:
+    """What `compute(*args)` returns, or None where it would step past year 9999 or before year 1."""
+    try:
+        return compute(*args)
+    except (OverflowError, ValueError):
+        return None
+
+
 class _Atom(NamedTuple):
     start: int  # where the expression starts and ends in the question
     end: int
@@ -269,7 +280,7 @@ def _atoms(question: str, memory: Optional[Memory]) -> List[_Atom]:
     for pattern, handler in PATTERNS:
         for m in pattern.finditer(question):
             if free(m.start(), m.end()):
-                spans = handler(m, memory)
+                spans = _safely(handler, m, memory) or []
                 if spans:  # the word that scopes it ("in", "between") is not part of it
                     start = m.end("scope") if "scope" in m.groupdict() else m.start()
                     found.append(_Atom(start, m.end(), spans, None))
@@ -323,7 +334,7 @@ def _combined(question: str, atoms: Sequence[_Atom], memory: Optional[Memory]) -
             i += 2
             continue
         prefix = question[max(0, atom.start - 40): atom.start]
-        counted = _before(prefix, atom.spans[0][0], memory)
+        counted = _safely(_before, prefix, atom.spans[0][0], memory)
         if counted:
             out.append(counted)
         elif _AFTER.search(prefix) and memory and atom.spans[-1][1] < memory.last:

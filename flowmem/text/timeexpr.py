@@ -221,10 +221,13 @@ def _us_date(m: re.Match, anchor: Optional[Date]) -> Optional[Tuple[Date, Date]]
     return _single(d) if d else None
 
 
+_NOT_AFTER, _NOT_BEFORE = r"(?<![0-9A-Za-z/-])", r"(?![0-9A-Za-z/-])"  # a numeric date's edges
 ABSOLUTE: List[Tuple[re.Pattern, Callable[[re.Match, Optional[Date]], Optional[Span]]]] = [
-    (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"),
+    # Bounded by what is not a Latin letter or digit rather than by \b: Chinese writes "我2022-10-04那天"
+    # with no space, and to \b a Chinese character is a word character.
+    (re.compile(r"%s(\d{4})-(\d{1,2})-(\d{1,2})%s" % (_NOT_AFTER, _NOT_BEFORE)),
      lambda m, a: (lambda d: _single(d) if d else None)(_safe_date(int(m.group(1)), int(m.group(2)), int(m.group(3))))),
-    (re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b"), _us_date),
+    (re.compile(r"%s(\d{1,2})/(\d{1,2})/(\d{4})%s" % (_NOT_AFTER, _NOT_BEFORE)), _us_date),
     (re.compile(r"\b%s(?: of)? %s,?(?: (\d{4}))?\b" % (_ORD, _MONTH)),
      lambda m, a: _day_month_year(m.group(1), m.group(2), m.group(3), a)),
     (re.compile(r"\b%s %s\b(?:,? (\d{4})\b)?" % (_MONTH, _ORD)),
