@@ -196,7 +196,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print("\nCross-validated (each conversation ranked with settings tuned without it):\n\n"
           + report.table(crossval, columns))
     print("\nCross-validated minus as tuned, paired by question:\n\n" + paired)
-    print("\n%d trials ranked; wall time %.0f s" % (len(cache.values), time.perf_counter() - started))
+    print("\n%d (conversation, settings) rankings; wall time %.0f s"
+          % (len(cache.values), time.perf_counter() - started))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"folds": [f._asdict() for f in folds], "as_tuned": as_tuned, "crossval": crossval,
