@@ -124,6 +124,13 @@ class Config:
         0.1, "ranking", 'weight of time order (earliest or latest first) for "first"/"last" questions')
     weight_adjacency: float = setting(
         0.05, "ranking", "weight of being next to one of the best adjacency_top messages")
+    # weight_reply: on LoCoMo dev (`python tools/tune.py --show --set weight_reply=W`) the objective
+    # was 0.7044 at 0 (hit@1 0.443, mrr 0.577), 0.7090 at 0.05, 0.7166 at 0.1, 0.7215 at 0.12
+    # (hit@1 0.481, hit@10 0.857, mrr 0.605), 0.7186 at 0.15, 0.7095 at 0.2, 0.6944 at 0.5 (ends-only
+    # question test). Past 0.15 a reply outranks the question that names the evidence.
+    weight_reply: float = setting(
+        0.12, "ranking", "weight of answering (being the next message after) one of the best adjacency_top "
+        "messages that asks a question")
     weight_dated: float = setting(
         0.3, "ranking", 'weight of the message stating or implying a date, for "when" questions')
     adjacency_top: int = setting(3, "ranking", "best messages whose neighbours the adjacency ranking brings up")

@@ -151,7 +151,8 @@ def fuse_signals(pool: Pool, scores: Mapping[str, Mapping[Key, float]], ranking:
     """The pool's messages in fused order, with their fused scores and every weighted signal's ranks.
 
     scores: signal_scores(). The first `head_size` places come from the fused signals
-    (with the neighbours of the best hits fused in: adjacency); the rest from the same
+    (with the neighbours of the best hits, and the replies to those that ask, fused in:
+    adjacency, reply); the rest from the same
     fusion with the tail's own weights (pseudo-relevance feedback, the speaker): the
     head is for precision, the tail for finding evidence the question's words miss.
     """
@@ -161,14 +162,28 @@ def fuse_signals(pool: Pool, scores: Mapping[str, Mapping[Key, float]], ranking:
             weights[name] = ranking.weight(signals.OPTIONS)
     signal_ranks = {name: competition_ranks(by_message) for name, by_message in sorted(scores.items())}
     fused = fuse(signal_ranks, weights, ranking.rrf_k)
-    if ranking.weight(signals.ADJACENCY) > 0:
-        best = _best_first(fused, pool, ranking.adjacency_top)
-        signal_ranks[signals.ADJACENCY] = competition_ranks(signals.adjacency(pool, best, ranking.adjacency_top))
-        fused = fuse({signals.ADJACENCY: signal_ranks[signals.ADJACENCY]}, weights, ranking.rrf_k, base=fused)
+    fused = _fuse_neighbours(pool, signal_ranks, fused, weights, ranking)
     tail_weights = dict(weights, **dict(ranking.tail_weights))
     if tail_weights == weights or len(fused) <= ranking.head_size:
         return Ordered(_best_first(fused, pool), fused, _weighted(signal_ranks, weights))
     return _head_and_tail(pool, signal_ranks, fused, weights, tail_weights, ranking)
+
+
+def _fuse_neighbours(pool: Pool, signal_ranks: Dict[str, Dict[Key, int]], fused: Dict[Key, float],
+                     weights: Mapping[str, float], ranking: Ranking) -> Dict[Key, float]:
+    """`fused` with the signals read from its own best messages: adjacency and reply (signals.py).
+
+    Both look at the same first order, so neither's picks depend on the other's.
+    """
+    top = ranking.adjacency_top
+    neighbour_signals = ((signals.ADJACENCY, signals.adjacency), (signals.REPLY, signals.reply))
+    wanted = [(name, signal) for name, signal in neighbour_signals if weights.get(name, 0.0) > 0]
+    if not wanted:
+        return fused
+    best = _best_first(fused, pool, top)
+    for name, signal in wanted:
+        signal_ranks[name] = competition_ranks(signal(pool, best, top))
+    return fuse({name: signal_ranks[name] for name, _ in wanted}, weights, ranking.rrf_k, base=fused)
 
 
 def _head_and_tail(pool: Pool, signal_ranks: Dict[str, Dict[Key, int]], fused: Dict[Key, float],

@@ -7,9 +7,9 @@ turns them into ranks.
 
 A signal's name is what its weight setting is called (`weight_<name>`) and what an
 item's `signals` report. Each name is spelled once, here: SIGNALS maps the name of
-every signal computed from the question and the pool to its function, and OPTIONS and
-ADJACENCY name the two that need more (one ranking per answer option; a first fused
-order). SIGNAL_NAMES lists them all.
+every signal computed from the question and the pool to its function, and OPTIONS,
+ADJACENCY and REPLY name the three that need more (one ranking per answer option; a
+first fused order). SIGNAL_NAMES lists them all.
 
 Message keys are (session_key, position in session).
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Callable, Dict, Mapping, Sequence, Tuple
 
 from ..storage.views import MESSAGE, SEGMENT, WINDOW
-from .candidates import Key, Pool, best_per_message
+from .candidates import Key, Message, Pool, best_per_message
 from .query import FIRST, LAST, WHEN, Query
 
 SignalScores = Dict[Key, float]
@@ -185,6 +185,27 @@ def adjacency(pool: Pool, order: Sequence[Key], top: int) -> Dict[Key, float]:
     return out
 
 
+def reply(pool: Pool, order: Sequence[Key], top: int) -> Dict[Key, float]:
+    """Replies to the questions among the `top` best messages, the replies to better hits first.
+
+    A message that asks what the question asks ("Where did you go?") is answered by the
+    next message, which need share no word with either ("Lisbon, with Priya."); a generic
+    neighbour (adjacency()) is only sometimes the answer, a reply by someone else usually.
+    """
+    out: Dict[Key, float] = {}
+    for position, key in enumerate(order[:top]):
+        asked = pool.messages[key]
+        answer = pool.messages.get((key[0], key[1] + 1))
+        if asked.asks and answer is not None and answer.key not in out and _another_speaker(asked, answer):
+            out[answer.key] = float(top - position)
+    return out
+
+
+def _another_speaker(first: Message, second: Message) -> bool:
+    """Whether two messages are said by different speakers (unlabelled messages may be anyone's)."""
+    return not first.speaker or not second.speaker or first.speaker != second.speaker
+
+
 # The registry: every signal computed from the question and the pool alone, by name. The
 # names are the weights' (weight_<name>): "window" and "segment" name signals, not view kinds.
 SIGNALS: Mapping[str, Signal] = {
@@ -202,5 +223,6 @@ SIGNALS: Mapping[str, Signal] = {
 }
 OPTIONS = "options"  # the weight of every answer option's signal (option_signals())
 ADJACENCY = "adjacency"  # neighbours of the best messages of a first fused order (adjacency())
+REPLY = "reply"  # replies to the questions among the best messages of a first fused order (reply())
 _OPTION_PREFIX = "option"
-SIGNAL_NAMES: Tuple[str, ...] = tuple(SIGNALS) + (OPTIONS, ADJACENCY)  # every signal weight's name
+SIGNAL_NAMES: Tuple[str, ...] = tuple(SIGNALS) + (OPTIONS, ADJACENCY, REPLY)  # every signal weight's name
