@@ -120,6 +120,15 @@ class Config:
     weight_speaker: float = setting(0.1, "ranking", "weight of the message being said by someone the question names")
     weight_numbers: float = setting(0.0, "ranking", "weight of the question's numbers in the message")
     weight_options: float = setting(0.3, "ranking", "weight of each answer option's BM25 ranking")
+    # options_boost_max, weight_options: LoCoMo dev as multiple choice (each question's answer among
+    # three other questions' answers of its conversation; /tmp script, see the report): objective
+    # 0.7208 without options; weight_options 0.2/0.3/0.4/0.5/1.0 gave 0.7708/0.7757/0.7782/0.7710/
+    # 0.7227 before options lost the question's words, 0.7757/0.7813/0.7821/0.7753 after; with 0.3,
+    # options_boost_max 3/5/10/20 gave 0.7849/0.7848/0.7852/0.7855 (hit@1 0.574 -> 0.576). Past ~10
+    # it changes little there; it is what lifts an option over a question of common words.
+    options_boost_max: float = setting(
+        10.0, "ranking", "the most weight_options is multiplied by, when the options' words are rarer than the "
+        "question's (by the ratio of their idf); 1 turns it off")
     weight_time: float = setting(
         0.1, "ranking", 'weight of time order (earliest or latest first) for "first"/"last" questions')
     weight_adjacency: float = setting(
@@ -199,6 +208,7 @@ class Config:
             rrf_k=self.rrf_k,
             weights=self.weights(),
             adjacency_top=self.adjacency_top,
+            options_boost_max=self.options_boost_max,
             pool_size=self.candidate_pool,
             context_size=self.context_pool,
             head_size=self.head_size,

@@ -51,7 +51,7 @@ class Pool(NamedTuple):
     views: Dict[int, ViewRow]  # doc_id -> view
     view_bm25: Dict[int, float]  # doc_id -> BM25 of the question's terms, within the view's kind
     option_view_bm25: List[Dict[int, float]]  # per option: doc_id -> BM25 of the option's terms
-    idf: Dict[str, float]  # question term -> idf among message views
+    idf: Dict[str, float]  # question or option term -> idf among message views
     feedback: Dict[Key, float]  # message -> summed weight of the feedback words it holds
     matched: List[Key]  # messages holding a question or feedback word: the only ones with tokens
     hits: Dict[Key, frozenset]  # message -> the question and option terms it holds
@@ -135,7 +135,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
     matched = sorted((v.session_key, v.first) for v in found.values())
     messages = _messages(reader, pool_views, set(matched))
     feedback = {(found[d].session_key, found[d].first): s for d, s in feedback_docs.items()}
-    idf = {t: scorer.idf(MESSAGE, t) for t in query.terms if scorer.df[(MESSAGE, t)]}
+    idf = {t: scorer.idf(MESSAGE, t) for t in wanted if scorer.df[(MESSAGE, t)]}
     holds: Dict[Key, Set[str]] = {}
     for t in wanted:
         for d in tf.get(t, {}):

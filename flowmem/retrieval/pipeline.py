@@ -129,7 +129,10 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
     (rerank_state_updates()), the views that fill the slots chosen (selection.py) and
     made items (items.py); an item whose content repeats an earlier one's is left out.
     """
-    ordered = rerank_state_updates(prepared, fuse_signals(prepared.pool, prepared.signal_scores, ranking), ranking)
+    option_weight = ranking.weight(signals.OPTIONS) * signals.options_boost(prepared.query, prepared.pool,
+                                                                             ranking.options_boost_max)
+    fused = fuse_signals(prepared.pool, prepared.signal_scores, ranking, option_weight)
+    ordered = rerank_state_updates(prepared, fused, ranking)
     picks = select_views(ordered.order, ordered.scores, prepared.pool, top_k, ranking.view_kind,
                          ranking.message_share, spare=_SPARE_PICKS)
     items: List[Dict[str, Any]] = []
@@ -147,19 +150,22 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
     return items
 
 
-def fuse_signals(pool: Pool, scores: Mapping[str, Mapping[Key, float]], ranking: Ranking) -> Ordered:
+def fuse_signals(pool: Pool, scores: Mapping[str, Mapping[Key, float]], ranking: Ranking,
+                 option_weight: float) -> Ordered:
     """The pool's messages in fused order, with their fused scores and every weighted signal's ranks.
 
-    scores: signal_scores(). The first `head_size` places come from the fused signals
-    (with the neighbours of the best hits, and the replies to those that ask, fused in:
-    adjacency, reply); the rest from the same
-    fusion with the tail's own weights (pseudo-relevance feedback, the speaker): the
-    head is for precision, the tail for finding evidence the question's words miss.
+    scores: signal_scores(); option_weight: each answer option's signal's weight
+    (ranked_items(): weight_options, raised for generic questions: signals.options_boost()).
+    The first `head_size` places come from the fused signals (with the neighbours of the
+    best hits, and the replies to those that ask, fused in: adjacency, reply); the rest
+    from the same fusion with the tail's own weights (pseudo-relevance feedback, the
+    speaker): the head is for precision, the tail for finding evidence the question's
+    words miss.
     """
     weights = dict(ranking.weights)
     for name in scores:
         if signals.is_option_signal(name):
-            weights[name] = ranking.weight(signals.OPTIONS)
+            weights[name] = option_weight
     signal_ranks = {name: competition_ranks(by_message) for name, by_message in sorted(scores.items())}
     fused = fuse(signal_ranks, weights, ranking.rrf_k)
     fused = _fuse_neighbours(pool, signal_ranks, fused, weights, ranking)

@@ -104,6 +104,24 @@ def intent(question: str) -> str:
     return ""
 
 
+def _options(options: Sequence[str], question_terms: Sequence[str], stemmed: bool) -> List[List[str]]:
+    """Each option's content terms, less those the question has (an option all of whose terms it has keeps them).
+
+    A word the question and an option share ("Where did she go: the lake, the beach?")
+    marks every message about the question, not the option: in the option's signal it
+    lifts the unrelated. (LoCoMo dev as multiple choice: objective 0.7782 with them,
+    0.7821 without, at weight_options 0.4; tools in the report.)
+    """
+    asked = set(question_terms)
+    out = []
+    for option in options:
+        terms = query_terms(option, stemmed)
+        distinct = [t for t in terms if t not in asked] or terms
+        if distinct:
+            out.append(distinct[:MAX_OPTION_TERMS])
+    return out
+
+
 def date_terms(question: str) -> List[str]:
     """Date tokens (timeexpr.tokens) of the dates a question writes out: "in May 2023", "on 8 May 2023"."""
     return unique(t for r in timeexpr.resolve(question, None) for t in timeexpr.tokens(r.start, r.end))
@@ -118,5 +136,5 @@ def analyze(question: str, options: Sequence[str] = (), stemmed: bool = True, da
         pairs=_pairs(question, stemmed),
         numbers=_first(_NUMBER.findall(question), MAX_QUERY_NUMBERS),
         intent=intent(question),
-        options=[t[:MAX_OPTION_TERMS] for t in (query_terms(o, stemmed) for o in options) if t],
+        options=_options(options, query_terms(question, stemmed), stemmed),
     )

@@ -17,6 +17,7 @@ class _Fields(NamedTuple):
     rrf_k: float  # reciprocal rank fusion: a ranking adds weight / (rrf_k + rank)
     weights: Tuple[Tuple[str, float], ...]  # (signal, weight) in the head of the ranking
     adjacency_top: int
+    options_boost_max: float  # the most signals.options_boost() multiplies weight_options by
     pool_size: int
     context_size: int
     head_size: int

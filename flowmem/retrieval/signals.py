@@ -161,6 +161,25 @@ def option_signals(query: Query, pool: Pool) -> Dict[str, Dict[Key, float]]:
             for i, scores in enumerate(pool.option_view_bm25)}
 
 
+def options_boost(query: Query, pool: Pool, most: float) -> float:
+    """How much the options' signals are to count for more than weight_options: 1 to `most`.
+
+    The mean over the options of the idf of each option's most specific word, over the
+    idf of the question's most specific word (speakers' names aside: names()). A
+    question of common words ("What does Dana like to do?") says little about which
+    message answers it, its options' rare words ("pottery") much; rank fusion alone
+    gives a best match on common words as much as one on rare words.
+    """
+    named = [max(pool.idf.get(t, 0.0) for t in option) for option in query.options]
+    named = [value for value in named if value > 0]
+    if not named or most <= 1:
+        return 1.0
+    speakers = {t for m in pool.messages.values() for t in m.speaker}
+    asked = max((pool.idf[t] for t in query.terms if t in pool.idf and t not in speakers), default=0.0)
+    specific = sum(named) / len(named)
+    return most if asked * most <= specific else max(1.0, specific / asked)
+
+
 def option_signal_name(index: int) -> str:
     """The name of the signal of answer option `index` (0-based)."""
     return "%s%d" % (_OPTION_PREFIX, index)
