@@ -170,6 +170,19 @@ class Config:
         0.9, "results", "share of the top_k slots that hold single messages, 0 to 1")
     state_update_window: int = setting(
         20, "ranking", "best messages the state-update rerank reads and may reorder; 0 turns it off")
+    # Spread (spread.py), for list and count questions (query.asks_many()). On LoCoMo dev
+    # (`python tools/eval.py locomo ... --set spread_gap=G --set spread_keep=K`; from weight_reply
+    # 0.12, options as now): multi-hop recall@10 0.415 -> 0.446 and hit@10 0.727 -> 0.734 with gap 1,
+    # keep 3, slots 10; objective 0.7215 -> 0.7211 (hit@1 0.481 either way, hit@10 0.857 -> 0.855).
+    # Gap 2: recall@10 0.428; gap 4: 0.426; keep 2/4/5: 0.433/0.435/0.431; slots 15 = slots 10.
+    # Rejected: at most N messages per session (N=2: recall@10 0.443 but objective 0.7203; applied
+    # to every question, not only list ones, single-hop hit@10 fell 0.887 -> 0.748).
+    spread_keep: int = setting(3, "ranking", "first places a list question keeps in fused order before spreading")
+    spread_slots: int = setting(
+        10, "ranking", "first places of a list question in which no message is within spread_gap of another")
+    spread_gap: int = setting(
+        1, "ranking", "positions in a session around a placed message whose messages wait past spread_slots; "
+        "0 turns spreading off")
     synchronous: str = setting(
         "FULL", "database", "SQLite durability: OFF, NORMAL, FULL or EXTRA; FULL means an acknowledged Add "
         "survives power loss")
@@ -221,6 +234,9 @@ class Config:
             view_kind=self.view_kind,
             message_share=self.message_share,
             state_update_window=self.state_update_window,
+            spread_keep=self.spread_keep,
+            spread_slots=self.spread_slots,
+            spread_gap=self.spread_gap,
             stem=index.stem,
             resolve_times=index.resolve_times,
             date_prefix=self.date_prefix,

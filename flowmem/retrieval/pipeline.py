@@ -43,6 +43,7 @@ from .items import result_item
 from .query import Query, analyze
 from .ranking import Ranking
 from .selection import select_views
+from .spread import spread
 
 STATE_UPDATE = "state_update"  # what an item's `signals` report of the state-update rerank (not a signal)
 _SPARE_PICKS = 20  # picks beyond top_k: a pick whose content repeats an earlier one's gives its slot up
@@ -133,6 +134,10 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
                                                                              ranking.options_boost_max)
     fused = fuse_signals(prepared.pool, prepared.signal_scores, ranking, option_weight)
     ordered = rerank_state_updates(prepared, fused, ranking)
+    if prepared.query.many:
+        order, scores = spread(ordered.order, ordered.scores, ranking.spread_keep, ranking.spread_slots,
+                               ranking.spread_gap)
+        ordered = ordered._replace(order=order, scores=scores)
     picks = select_views(ordered.order, ordered.scores, prepared.pool, top_k, ranking.view_kind,
                          ranking.message_share, spare=_SPARE_PICKS)
     items: List[Dict[str, Any]] = []

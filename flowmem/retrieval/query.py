@@ -59,6 +59,14 @@ _QUOTED = re.compile(r"[\"\u201c\u201d\u300c\u300e]"  # an opening quote
                      r"([^\"\u201c\u201d\u300c\u300d\u300e\u300f]{2,80})"  # what it quotes
                      r"[\"\u201c\u201d\u300d\u300f]")  # a closing quote
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# Questions that ask for several facts: a count ("how many"), a plural thing asked for
+# ("what books", "which outdoor activities"; not a verb: "what does", "what is"), or a
+# perfect or plural state ("what has she", "where have they", "what are").
+_VERB = r"(?:did|does|do|is|was|are|were|has|have|had|can|could|would|will|should)"
+_NOT_PLURAL = r"(?:this|is|was|does|has|its|his|hers|yes|us|ones)"
+_MANY = re.compile(r"\bhow many\b|多少|几次|哪些"
+                   r"|\b(?:what|which) (?:(?!%s\b)[a-z]+ )?(?!%s\b)[a-z]+[^s\W]s\b"
+                   r"|\b(?:what|where) (?:are|have|has)\b" % (_VERB, _NOT_PLURAL), re.I)
 
 
 class Query(NamedTuple):
@@ -69,6 +77,7 @@ class Query(NamedTuple):
     numbers: List[str]
     intent: str  # "", WHEN, FIRST, LAST or CURRENT
     options: List[List[str]]  # each option's content terms
+    many: bool = False  # asks for several facts, a list or a count (asks_many())
 
 
 T = TypeVar("T")
@@ -104,6 +113,11 @@ def intent(question: str) -> str:
     return ""
 
 
+def asks_many(question: str) -> bool:
+    """Whether the question asks for several facts: "how many times", "what books", "where has she been"."""
+    return _MANY.search(question) is not None
+
+
 def _options(options: Sequence[str], question_terms: Sequence[str], stemmed: bool) -> List[List[str]]:
     """Each option's content terms, less those the question has (an option all of whose terms it has keeps them).
 
@@ -137,4 +151,5 @@ def analyze(question: str, options: Sequence[str] = (), stemmed: bool = True, da
         numbers=_first(_NUMBER.findall(question), MAX_QUERY_NUMBERS),
         intent=intent(question),
         options=_options(options, query_terms(question, stemmed), stemmed),
+        many=asks_many(question),
     )

@@ -28,6 +28,9 @@ class _Fields(NamedTuple):
     view_kind: str
     message_share: float
     state_update_window: int
+    spread_keep: int  # spread.py: places left as fused
+    spread_slots: int  # spread.py: places spread over the conversation
+    spread_gap: int  # spread.py: how near (in positions) a placed message a message waits
     stem: bool  # questions are stemmed as the index is (search() takes it from the snapshot it reads)
     resolve_times: bool  # questions' dates become date tokens as the index's do (likewise)
     date_prefix: bool  # output: each item's lines start with their day, "[2023-05-08] "
