@@ -120,12 +120,13 @@ class Config:
     weight_speaker: float = setting(0.1, "ranking", "weight of the message being said by someone the question names")
     weight_numbers: float = setting(0.0, "ranking", "weight of the question's numbers in the message")
     weight_options: float = setting(0.3, "ranking", "weight of each answer option's BM25 ranking")
-    # options_boost_max, weight_options: LoCoMo dev as multiple choice (each question's answer among
-    # three other questions' answers of its conversation; /tmp script, see the report): objective
-    # 0.7208 without options; weight_options 0.2/0.3/0.4/0.5/1.0 gave 0.7708/0.7757/0.7782/0.7710/
-    # 0.7227 before options lost the question's words, 0.7757/0.7813/0.7821/0.7753 after; with 0.3,
-    # options_boost_max 3/5/10/20 gave 0.7849/0.7848/0.7852/0.7855 (hit@1 0.574 -> 0.576). Past ~10
-    # it changes little there; it is what lifts an option over a question of common words.
+    # options_boost_max, weight_options: LoCoMo dev as multiple choice (`python tools/tune.py --choices
+    # --show --set ...`: each question's answer among three other answers of its conversation).
+    # Objective 0.7208 with weight_options 0; weight_options 0.2/0.3/0.4/0.5/1.0 gave 0.7708/0.7757/
+    # 0.7782/0.7710/0.7227 while options kept the question's words, 0.7757/0.7813/0.7821/0.7753
+    # without them; with 0.3, options_boost_max 3/5/10/20 gave 0.7849/0.7848/0.7852/0.7855 (a linear
+    # boost, 1 + gain * genericness, peaked at 0.7872 but never lifted the option over a question of
+    # common words: tests/test_options.py). With spread and reply as shipped: 0.7833 at 10, 0.7791 at 1.
     options_boost_max: float = setting(
         10.0, "ranking", "the most weight_options is multiplied by, when the options' words are rarer than the "
         "question's (by the ratio of their idf); 1 turns it off")

@@ -22,7 +22,8 @@ SYNTHETIC = os.path.join(ROOT, "fixtures", "synthetic-small.json")
 # the fusion constant, the head's length, how the slots are filled, the state-update rerank.
 CHANGED = {"weight_bm25": 1.0, "weight_window": 0.2, "weight_coverage": 0.5, "weight_names": 0.3,
            "weight_adjacency": 0.0, "tail_weight_feedback": 0.0, "tail_weight_speaker": 1.0, "rrf_k": 10,
-           "head_size": 5, "message_share": 0.5, "state_update_window": 50}
+           "head_size": 5, "message_share": 0.5, "state_update_window": 50, "weight_reply": 0.5,
+           "options_boost_max": 3.0, "spread_keep": 1, "spread_gap": 2}
 
 
 class TunedOrderIsServedOrderTest(unittest.TestCase):
@@ -78,6 +79,21 @@ class TunedOrderIsServedOrderTest(unittest.TestCase):
         changed = self.assert_tuned_is_served(CHANGED)
         defaults = self.tuned({})
         self.assertNotEqual(changed, defaults, "the changed settings must change some order")
+
+
+
+class MultipleChoiceTest(unittest.TestCase):
+    def test_each_recast_question_has_its_answer_among_four_distinct_options(self):
+        data = datasets.load_json(SYNTHETIC)
+        recast = tune.as_multiple_choice(data)
+        places = set()
+        for conversation in recast.conversations:
+            for i, q in enumerate(conversation.questions):
+                with self.subTest(qid=q.qid):
+                    self.assertEqual(len(set(q.options)), 4)
+                    self.assertEqual(q.options.count(q.answer), 1)
+                places.add(q.options.index(q.answer))
+        self.assertEqual(places, {0, 1, 2, 3})
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
     python tools/tune.py                     # coordinate ascent from the current defaults
     python tools/tune.py --show              # only score the current defaults
     python tools/tune.py --set weight_segment=0 --show
+    python tools/tune.py --choices --show    # each question as multiple choice (answer options)
 
 The dataset is indexed once, and each question prepared once as search prepares it
 (pipeline.prepare: the question analyzed, its candidate pool, every signal's scores),
@@ -88,6 +89,31 @@ def prepare(data: datasets.Dataset, memory: Memory) -> List[TuningQuestion]:
     return out
 
 
+def as_multiple_choice(data: datasets.Dataset) -> datasets.Dataset:
+    """`data` with each question's answer among three other answers of its conversation, as options.
+
+    LoCoMo has no answer options; this measures the options signals (weight_options,
+    options_boost_max) on it. The distractors are the answers of the questions 1, 7, 13, ...
+    places on (real answers about the same people); the answer's place cycles over four.
+    """
+    conversations = []
+    for conversation in data.conversations:
+        questions = conversation.questions
+        recast = []
+        for i, q in enumerate(questions):
+            if not q.answer.strip():
+                continue
+            others: List[str] = []
+            for step in (1, 7, 13, 19, 23, 29):
+                other = questions[(i + step) % len(questions)].answer
+                if other.strip() and other != q.answer and other not in others and len(others) < 3:
+                    others.append(other)
+            others.insert(i % 4, q.answer)
+            recast.append(q._replace(options=others))
+        conversations.append(conversation._replace(questions=recast))
+    return data._replace(conversations=conversations)
+
+
 def ranking_of(settings: Dict[str, Any]) -> Ranking:
     """The Ranking that a Config with `settings` (the rest defaults) searches with."""
     return make_ranking(flowmem_config.load(dict(settings, db="unused"), environ={}))
@@ -143,6 +169,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--data", default=DEFAULT_DATA, help="LoCoMo-format file (development split only)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="start from this setting")
     parser.add_argument("--show", action="store_true", help="score the starting settings and stop")
+    parser.add_argument("--choices", action="store_true", help="ask each question with answer options "
+                        "(as_multiple_choice())")
     parser.add_argument("--rounds", type=int, default=4)
     args = parser.parse_args(argv)
     from tools.eval import parse_settings  # the same NAME=VALUE parsing as eval.py
@@ -155,7 +183,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         index_settings = {k: v for k, v in start.items() if not ("weight_" in k or k in GRID)}
         config = flowmem_config.load(dict(index_settings, db=os.path.join(tmp, "tune.db"), synchronous="OFF"),
                                      environ={})
-        questions = index_dataset(datasets.load_locomo(args.data), config)
+        data = datasets.load_locomo(args.data)
+        questions = index_dataset(as_multiple_choice(data) if args.choices else data, config)
     print("start  %s" % describe(score(questions, settings)), flush=True)
     if args.show:
         return 0
