@@ -88,7 +88,7 @@ class MultipleChoiceTest(unittest.TestCase):
         recast = tune.as_multiple_choice(data)
         places = set()
         for conversation in recast.conversations:
-            for i, q in enumerate(conversation.questions):
+            for q in conversation.questions:
                 with self.subTest(qid=q.qid):
                     self.assertEqual(len(set(q.options)), 4)
                     self.assertEqual(q.options.count(q.answer), 1)
