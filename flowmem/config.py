@@ -132,6 +132,16 @@ class Config:
     weight_numbers: float = setting(
         0.5, "ranking", 'weight of the question\'s numbers in the message, in any form ("3", "three", "3rd", 三)')
     weight_options: float = setting(0.3, "ranking", "weight of each answer option's BM25 ranking")
+    # options_boost_max, weight_options: LoCoMo dev as multiple choice (`python tools/tune.py --choices
+    # --show --set ...`: each question's answer among three other answers of its conversation).
+    # Objective 0.7208 with weight_options 0; weight_options 0.2/0.3/0.4/0.5/1.0 gave 0.7708/0.7757/
+    # 0.7782/0.7710/0.7227 while options kept the question's words, 0.7757/0.7813/0.7821/0.7753
+    # without them; with 0.3, options_boost_max 3/5/10/20 gave 0.7849/0.7848/0.7852/0.7855 (a linear
+    # boost, 1 + gain * genericness, peaked at 0.7872 but never lifted the option over a question of
+    # common words: tests/test_options.py). With spread and reply as shipped: 0.7833 at 10, 0.7791 at 1.
+    options_boost_max: float = setting(
+        10.0, "ranking", "the most weight_options is multiplied by, when the options' words are rarer than the "
+        "question's (by the ratio of their idf); 1 turns it off")
     weight_time: float = setting(
         0.1, "ranking", 'weight of time order (earliest or latest first) for "first"/"last" questions')
     weight_adjacency: float = setting(
@@ -141,6 +151,15 @@ class Config:
     # at 0.4, 0.7064 at 0.5; earlier forms of the signal peaked at 0.3 too and fell at 0.6 and 1.0.
     weight_period: float = setting(
         0.3, "ranking", 'weight of the message being said, or naming a date, inside the period a question names')
+    # weight_reply: on LoCoMo dev (`python tools/tune.py --show --set weight_reply=W`) the objective
+    # was 0.7044 at 0 (hit@1 0.443, mrr 0.577), 0.7090 at 0.05, 0.7166 at 0.1, 0.7215 at 0.12
+    # (hit@1 0.481, hit@10 0.857, mrr 0.605), 0.7186 at 0.15, 0.7095 at 0.2, 0.6944 at 0.5. Past
+    # 0.15 a reply outranks the question that names the evidence. Synthetic (`python tools/eval.py
+    # synthetic --set weight_reply=W`): hit@1 0.823 at 0 and 0.05, 0.818 at 0.1 and 0.12 (asker
+    # matching by its own words; 0.808 at 0.12 when any of the best could ask: signals.reply()).
+    weight_reply: float = setting(
+        0.12, "ranking", "weight of answering (being the next message after) one of the best adjacency_top "
+        "messages that asks a question")
     weight_dated: float = setting(
         0.3, "ranking", 'weight of the message stating or implying a date, for "when" questions')
     adjacency_top: int = setting(3, "ranking", "best messages whose neighbours the adjacency ranking brings up")
@@ -175,6 +194,19 @@ class Config:
         0.9, "results", "share of the top_k slots that hold single messages, 0 to 1")
     state_update_window: int = setting(
         20, "ranking", "best messages the state-update rerank reads and may reorder; 0 turns it off")
+    # Spread (spread.py), for list and count questions (query.asks_many()). On LoCoMo dev
+    # (`python tools/eval.py locomo ... --set spread_gap=G --set spread_keep=K`; from weight_reply
+    # 0.12, options as now): multi-hop recall@10 0.415 -> 0.446 and hit@10 0.727 -> 0.734 with gap 1,
+    # keep 3, slots 10; objective 0.7215 -> 0.7211 (hit@1 0.481 either way, hit@10 0.857 -> 0.855).
+    # Gap 2: recall@10 0.428; gap 4: 0.426; keep 2/4/5: 0.433/0.435/0.431; slots 15 = slots 10.
+    # Rejected: at most N messages per session (N=2: recall@10 0.443 but objective 0.7203; applied
+    # to every question, not only list ones, single-hop hit@10 fell 0.887 -> 0.748).
+    spread_keep: int = setting(3, "ranking", "first places a list question keeps in fused order before spreading")
+    spread_slots: int = setting(
+        10, "ranking", "first places of a list question in which no message is within spread_gap of another")
+    spread_gap: int = setting(
+        1, "ranking", "positions in a session around a placed message whose messages wait past spread_slots; "
+        "0 turns spreading off")
     synchronous: str = setting(
         "FULL", "database", "SQLite durability: OFF, NORMAL, FULL or EXTRA; FULL means an acknowledged Add "
         "survives power loss")
@@ -215,6 +247,7 @@ class Config:
             rrf_k=self.rrf_k,
             weights=self.weights(),
             adjacency_top=self.adjacency_top,
+            options_boost_max=self.options_boost_max,
             pool_size=self.candidate_pool,
             context_size=self.context_pool,
             head_size=self.head_size,
@@ -226,6 +259,9 @@ class Config:
             view_kind=self.view_kind,
             message_share=self.message_share,
             state_update_window=self.state_update_window,
+            spread_keep=self.spread_keep,
+            spread_slots=self.spread_slots,
+            spread_gap=self.spread_gap,
             stem=index.stem,
             resolve_times=index.resolve_times,
             date_prefix=self.date_prefix,

@@ -23,7 +23,8 @@ SAMPLE = os.path.join(ROOT, "fixtures", "locomo-format-sample.json")
 # the fusion constant, the head's length, how the slots are filled, the state-update rerank.
 CHANGED = {"weight_bm25": 1.0, "weight_window": 0.2, "weight_coverage": 0.5, "weight_names": 0.3,
            "weight_adjacency": 0.0, "tail_weight_feedback": 0.0, "tail_weight_speaker": 1.0, "rrf_k": 10,
-           "head_size": 5, "message_share": 0.5, "state_update_window": 50}
+           "head_size": 5, "message_share": 0.5, "state_update_window": 50, "weight_reply": 0.5,
+           "options_boost_max": 3.0, "spread_keep": 1, "spread_gap": 2}
 
 
 class TunedOrderIsServedOrderTest(unittest.TestCase):
@@ -131,6 +132,20 @@ class CrossValidationTest(unittest.TestCase):
         expected += [o for o, w in zip(tune.outcomes(self.questions, self.start), self.owners) if w != first]
         self.assertEqual(got, expected)
         self.assertNotEqual(got, tune.outcomes(self.questions, self.start))
+
+class MultipleChoiceTest(unittest.TestCase):
+    def test_each_recast_question_has_its_answer_among_four_distinct_options(self):
+        data = datasets.load_json(SYNTHETIC)
+        recast = tune.as_multiple_choice(data)
+        places = set()
+        for conversation in recast.conversations:
+            for q in conversation.questions:
+                with self.subTest(qid=q.qid):
+                    self.assertEqual(len(set(q.options)), 4)
+                    self.assertEqual(q.options.count(q.answer), 1)
+                places.add(q.options.index(q.answer))
+        self.assertEqual(places, {0, 1, 2, 3})
+
 
 if __name__ == "__main__":
     unittest.main()

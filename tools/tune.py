@@ -4,6 +4,7 @@
     python tools/tune.py                     # coordinate ascent from the current defaults
     python tools/tune.py --show              # only score the current defaults
     python tools/tune.py --set weight_segment=0 --show
+    python tools/tune.py --choices --show    # each question as multiple choice (answer options)
 
 The dataset is indexed once, and each question prepared once as search prepares it
 (pipeline.prepare: the question analyzed, its candidate pool, every signal's scores),
@@ -86,6 +87,31 @@ def prepare(data: datasets.Dataset, memory: Memory) -> List[TuningQuestion]:
                 prepared = pipeline.prepare(reader, conversation.user_id, q.question, q.options or (), ranking)
             out.append(TuningQuestion(q.qid, q.category, q.gold, prepared, turn_map))
     return out
+
+
+def as_multiple_choice(data: datasets.Dataset) -> datasets.Dataset:
+    """`data` with each question's answer among three other answers of its conversation, as options.
+
+    LoCoMo has no answer options; this measures the options signals (weight_options,
+    options_boost_max) on it. The distractors are the answers of the questions 1, 7, 13, ...
+    places on (real answers about the same people); the answer's place cycles over four.
+    """
+    conversations = []
+    for conversation in data.conversations:
+        questions = conversation.questions
+        recast = []
+        for i, q in enumerate(questions):
+            if not q.answer.strip():
+                continue
+            others: List[str] = []
+            for step in (1, 7, 13, 19, 23, 29):
+                other = questions[(i + step) % len(questions)].answer
+                if other.strip() and other != q.answer and other not in others and len(others) < 3:
+                    others.append(other)
+            others.insert(i % 4, q.answer)
+            recast.append(q._replace(options=others))
+        conversations.append(conversation._replace(questions=recast))
+    return data._replace(conversations=conversations)
 
 
 def ranking_of(settings: Dict[str, Any]) -> Ranking:
@@ -177,12 +203,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--data", default=DEFAULT_DATA, help="LoCoMo-format file (development split only)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="start from this setting")
     parser.add_argument("--show", action="store_true", help="score the starting settings and stop")
+    parser.add_argument("--choices", action="store_true", help="ask each question with answer options "
+                        "(as_multiple_choice())")
     parser.add_argument("--rounds", type=int, default=4)
     args = parser.parse_args(argv)
     from tools.eval import parse_settings  # the same NAME=VALUE parsing as eval.py
     start = parse_settings(args.set)
     settings = start_settings(start)
-    questions = index_with(datasets.load_locomo(args.data), start)
+    data = datasets.load_locomo(args.data)
+    questions = index_with(as_multiple_choice(data) if args.choices else data, start)
     print("start  %s" % describe(score(questions, settings)), flush=True)
     if args.show:
         return 0

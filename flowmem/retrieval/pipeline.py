@@ -44,6 +44,7 @@ from .items import Session, result_item
 from .query import Query, analyze, scoped
 from .ranking import Ranking
 from .selection import select_views
+from .spread import spread
 
 STATE_UPDATE = "state_update"  # what an item's `signals` report of the state-update rerank (not a signal)
 _SPARE_PICKS = 20  # picks beyond top_k: a pick whose content repeats an earlier one's gives its slot up
@@ -138,7 +139,14 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
     (rerank_state_updates()), the views that fill the slots chosen (selection.py) and
     made items (items.py); an item whose content repeats an earlier one's is left out.
     """
-    ordered = rerank_state_updates(prepared, fuse_signals(prepared.pool, prepared.signal_scores, ranking), ranking)
+    option_weight = ranking.weight(signals.OPTIONS) * signals.options_boost(prepared.query, prepared.pool,
+                                                                             ranking.options_boost_max)
+    fused = fuse_signals(prepared.pool, prepared.signal_scores, ranking, option_weight)
+    ordered = rerank_state_updates(prepared, fused, ranking)
+    if prepared.query.many:
+        order, scores = spread(ordered.order, ordered.scores, ranking.spread_keep, ranking.spread_slots,
+                               ranking.spread_gap)
+        ordered = ordered._replace(order=order, scores=scores)
     picks = select_views(ordered.order, ordered.scores, prepared.pool, top_k, ranking.view_kind,
                          ranking.message_share, spare=_SPARE_PICKS)
     items: List[Dict[str, Any]] = []
@@ -157,28 +165,46 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
     return items
 
 
-def fuse_signals(pool: Pool, scores: Mapping[str, Mapping[Key, float]], ranking: Ranking) -> Ordered:
+def fuse_signals(pool: Pool, scores: Mapping[str, Mapping[Key, float]], ranking: Ranking,
+                 option_weight: float) -> Ordered:
     """The pool's messages in fused order, with their fused scores and every weighted signal's ranks.
 
-    scores: signal_scores(). The first `head_size` places come from the fused signals
-    (with the neighbours of the best hits fused in: adjacency); the rest from the same
-    fusion with the tail's own weights (pseudo-relevance feedback, the speaker): the
-    head is for precision, the tail for finding evidence the question's words miss.
+    scores: signal_scores(); option_weight: each answer option's signal's weight
+    (ranked_items(): weight_options, raised for generic questions: signals.options_boost()).
+    The first `head_size` places come from the fused signals (with the neighbours of the
+    best hits, and the replies to those that ask, fused in: adjacency, reply); the rest
+    from the same fusion with the tail's own weights (pseudo-relevance feedback, the
+    speaker): the head is for precision, the tail for finding evidence the question's
+    words miss.
     """
     weights = dict(ranking.weights)
     for name in scores:
         if signals.is_option_signal(name):
-            weights[name] = ranking.weight(signals.OPTIONS)
+            weights[name] = option_weight
     signal_ranks = {name: competition_ranks(by_message) for name, by_message in sorted(scores.items())}
     fused = fuse(signal_ranks, weights, ranking.rrf_k)
-    if ranking.weight(signals.ADJACENCY) > 0:
-        best = _best_first(fused, pool, ranking.adjacency_top)
-        signal_ranks[signals.ADJACENCY] = competition_ranks(signals.adjacency(pool, best, ranking.adjacency_top))
-        fused = fuse({signals.ADJACENCY: signal_ranks[signals.ADJACENCY]}, weights, ranking.rrf_k, base=fused)
+    fused = _fuse_neighbours(pool, signal_ranks, fused, weights, ranking)
     tail_weights = dict(weights, **dict(ranking.tail_weights))
     if tail_weights == weights or len(fused) <= ranking.head_size:
         return Ordered(_best_first(fused, pool), fused, _weighted(signal_ranks, weights))
     return _head_and_tail(pool, signal_ranks, fused, weights, tail_weights, ranking)
+
+
+def _fuse_neighbours(pool: Pool, signal_ranks: Dict[str, Dict[Key, int]], fused: Dict[Key, float],
+                     weights: Mapping[str, float], ranking: Ranking) -> Dict[Key, float]:
+    """`fused` with the signals read from its own best messages: adjacency and reply (signals.py).
+
+    Both look at the same first order, so neither's picks depend on the other's.
+    """
+    top = ranking.adjacency_top
+    neighbour_signals = ((signals.ADJACENCY, signals.adjacency), (signals.REPLY, signals.reply))
+    wanted = [(name, signal) for name, signal in neighbour_signals if weights.get(name, 0.0) > 0]
+    if not wanted:
+        return fused
+    best = _best_first(fused, pool, top)
+    for name, signal in wanted:
+        signal_ranks[name] = competition_ranks(signal(pool, best, top))
+    return fuse({name: signal_ranks[name] for name, _ in wanted}, weights, ranking.rrf_k, base=fused)
 
 
 def _head_and_tail(pool: Pool, signal_ranks: Dict[str, Dict[Key, int]], fused: Dict[Key, float],

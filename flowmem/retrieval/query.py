@@ -64,11 +64,17 @@ _CAPITALISED = re.compile(r"\b([A-Z][\w'\u2019-]*)")
 _QUOTED = re.compile(r"[\"\u201c\u201d\u300c\u300e]"  # an opening quote
                      r"([^\"\u201c\u201d\u300c\u300d\u300e\u300f]{2,80})"  # what it quotes
                      r"[\"\u201c\u201d\u300d\u300f]")  # a closing quote
-
-
 _MONTH_WORDS = frozenset(timeexpr.MONTHS + [m[:3] for m in timeexpr.MONTHS] + ["sept"])
 _DATE_WORDS = _MONTH_WORDS | frozenset(timeexpr.WEEKDAYS)  # capitalised, but dates: the date tokens match them
 _YEAR = re.compile(r"(19|20)\d\d")
+# Questions that ask for several facts: a count ("how many"), a plural thing asked for
+# ("what books", "which outdoor activities"; not a verb: "what does", "what is"), or a
+# perfect or plural state ("what has she", "where have they", "what are").
+_VERB = r"(?:did|does|do|is|was|are|were|has|have|had|can|could|would|will|should)"
+_NOT_PLURAL = r"(?:this|is|was|does|has|its|his|hers|yes|us|ones)"
+_MANY = re.compile(r"\bhow many\b|多少|几次|哪些"
+                   r"|\b(?:what|which) (?:(?!%s\b)[a-z]+ )?(?!%s\b)[a-z]+[^s\W]s\b"
+                   r"|\b(?:what|where) (?:are|have|has)\b" % (_VERB, _NOT_PLURAL), re.I)
 
 
 class Query(NamedTuple):
@@ -80,6 +86,7 @@ class Query(NamedTuple):
     intent: str  # "", WHEN, FIRST, LAST or CURRENT
     options: List[List[str]]  # each option's content terms
     periods: Tuple[Tuple[int, int], ...] = ()  # the periods it is scoped to: (first, last) day ordinals (scoped())
+    many: bool = False  # asks for several facts, a list or a count (asks_many())
 
 
 T = TypeVar("T")
@@ -137,6 +144,29 @@ def intent(question: str) -> str:
     return ""
 
 
+def asks_many(question: str) -> bool:
+    """Whether the question asks for several facts: "how many times", "what books", "where has she been"."""
+    return _MANY.search(question) is not None
+
+
+def _options(options: Sequence[str], question_terms: Sequence[str], stemmed: bool) -> List[List[str]]:
+    """Each option's content terms, less those the question has (an option all of whose terms it has keeps them).
+
+    A word the question and an option share ("Where did she go: the lake, the beach?")
+    marks every message about the question, not the option: in the option's signal it
+    lifts the unrelated. (LoCoMo dev as multiple choice: objective 0.7782 with them,
+    0.7821 without, at weight_options 0.4; tools in the report.)
+    """
+    asked = set(question_terms)
+    out = []
+    for option in options:
+        terms = query_terms(option, stemmed)
+        distinct = [t for t in terms if t not in asked] or terms
+        if distinct:
+            out.append(distinct[:MAX_OPTION_TERMS])
+    return out
+
+
 def date_terms(question: str) -> List[str]:
     """Date tokens (timeexpr.tokens) of the dates a question writes out: "in May 2023", "on 8 May 2023"."""
     return unique(t for r in timeexpr.resolve(question, None) for t in timeexpr.tokens(r.start, r.end))
@@ -151,7 +181,8 @@ def analyze(question: str, options: Sequence[str] = (), stemmed: bool = True, da
         pairs=_pairs(question, stemmed),
         numbers=_numbers(question),
         intent=intent(question),
-        options=[t[:MAX_OPTION_TERMS] for t in (query_terms(o, stemmed) for o in options) if t],
+        options=_options(options, query_terms(question, stemmed), stemmed),
+        many=asks_many(question),
     )
 
 

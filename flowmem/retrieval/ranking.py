@@ -17,6 +17,7 @@ class _Fields(NamedTuple):
     rrf_k: float  # reciprocal rank fusion: a ranking adds weight / (rrf_k + rank)
     weights: Tuple[Tuple[str, float], ...]  # (signal, weight) in the head of the ranking
     adjacency_top: int
+    options_boost_max: float  # the most signals.options_boost() multiplies weight_options by
     pool_size: int
     context_size: int
     head_size: int
@@ -28,6 +29,9 @@ class _Fields(NamedTuple):
     view_kind: str
     message_share: float
     state_update_window: int
+    spread_keep: int  # spread.py: places left as fused
+    spread_slots: int  # spread.py: places spread over the conversation
+    spread_gap: int  # spread.py: how near (in positions) a placed message a message waits
     stem: bool  # questions are stemmed as the index is (search() takes it from the snapshot it reads)
     resolve_times: bool  # questions' dates become date tokens as the index's do (likewise)
     date_prefix: bool  # output: each item's lines start with their day, "[2023-05-08] "
