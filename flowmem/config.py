@@ -126,6 +126,10 @@ class Config:
         0.05, "ranking", "weight of being next to one of the best adjacency_top messages")
     weight_dated: float = setting(
         0.3, "ranking", 'weight of the message stating or implying a date, for "when" questions')
+    weight_related: float = setting(
+        0.3, "ranking", "weight of the words related in meaning to the question's (WordNet) in the message")
+    weight_typo: float = setting(
+        0.3, "ranking", "weight of near spellings of question words the memory never holds in the message")
     adjacency_top: int = setting(3, "ranking", "best messages whose neighbours the adjacency ranking brings up")
     candidate_pool: int = setting(
         1000, "ranking", "messages a search considers, at most; past it, those with the best BM25")

@@ -179,7 +179,7 @@ query = analyze(" ".join(terms), stemmed=False, dates=False)
 idf = {t: 1.0 / (3 + i) + 0.1 * i for i, t in enumerate(terms)}
 hits = {(1, n): frozenset(terms[n % 3:]) for n in range(6)}
 pool = Pool(messages={}, views={}, view_bm25={}, option_view_bm25=[], idf=idf, feedback={}, matched=sorted(hits),
-            hits=hits, best_bm25={})
+            hits=hits, best_bm25={}, related={}, typo={})
 print(sorted((key, repr(value)) for key, value in signals.coverage(query, pool).items()))
 """
 
