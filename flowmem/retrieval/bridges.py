@@ -3,9 +3,9 @@
 Two bridges, each a signal of its own (signals.py):
 
 - related: the question's content terms (not names, numbers or dates) are looked up
-  in the lexicon (text/lexicon.py: WordNet's synonyms, derivations, pertainyms,
-  similar adjectives, one level of hypernyms and hyponyms), "wedding" reaching
-  "married". A message scores the idf times strength of the related terms it holds.
+  in the lexicon (text/lexicon.py: WordNet's synonyms, derivations, pertainyms and
+  similar adjectives), "wedding" reaching "married". A message scores the idf times
+  strength of the related terms it holds.
 - typo: a question word the user's memory never holds (and no speaker is called),
   at least TYPO_MIN_CHARS long, is matched against the user's own message vocabulary
   that starts with the same letter, at edit distance 1 (2 from TYPO_TWO_EDITS_CHARS
