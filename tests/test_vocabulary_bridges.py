@@ -42,6 +42,10 @@ class RelatedWordsTest(MemoryTestCase):
         contents = [item["content"] for item in self.search("How far does Tom cycle?", user="u2", top_k=3)]
         self.assertTrue(any("bike" in c for c in contents), contents)
 
+    def test_a_message_found_only_by_a_related_word_ranks_above_its_neighbours(self):
+        self.memory.add(add_body("u2", "s1", [m for m in MEMORY if "bicycle" not in m], request_id="r2"))
+        self.assertEqual(self.search("Do I own a bicycle?", user="u2", top_k=3)[0]["content"], MEMORY[3])
+
     def test_a_question_about_a_nut_allergy_finds_the_message_about_being_allergic(self):
         self.assert_in_first_three("Who has a nut allergy?", "allergic to peanuts")
 

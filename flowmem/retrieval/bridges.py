@@ -30,7 +30,8 @@ from .query import Query
 
 RELATED_PER_TERM = 8  # lexicon entries read per question term, strongest first
 MAX_RELATED_TERMS = 48  # related terms looked up per question
-MAX_BRIDGE_DOCS = 200  # messages the bridges add to the pool, at most
+BRIDGE_POSTINGS = 1000  # postings each bridge reads, at most (the rarest terms first)
+MAX_BRIDGE_DOCS = 50  # messages the bridges add to the pool, at most (LoCoMo dev: 50, 100, 200 score the same)
 TYPO_MIN_CHARS = 5  # shorter words have too many neighbours one edit away
 TYPO_TWO_EDITS_CHARS = 8
 TYPO_MATCHES = 3  # near words kept per misspelt word
@@ -112,11 +113,14 @@ def near_words(reader: Reader, user_key: int, words: Sequence[str]) -> Dict[str,
     return out
 
 
-def bridge_docs(bridges: Sequence[Bridge], exclude: Mapping[int, object], room: int) -> List[int]:
-    """The `room` messages (doc ids), not in `exclude`, that hold the most weight of the bridges' terms."""
+def bridge_docs(per_doc: Sequence[Mapping[int, float]], exclude: Mapping[int, object], room: int) -> List[int]:
+    """The `room` messages (doc ids), not in `exclude`, that hold the most weight of the bridges' terms.
+
+    per_doc: each bridge's doc_weights().
+    """
     score: Dict[int, float] = {}
-    for bridge in bridges:
-        for doc, weight in doc_weights(bridge).items():
+    for weights in per_doc:
+        for doc, weight in weights.items():
             if doc not in exclude:
                 score[doc] = score.get(doc, 0.0) + weight
     return heapq.nsmallest(room, score, key=lambda d: (-score[d], d))

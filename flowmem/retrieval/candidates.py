@@ -114,7 +114,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
     lengths = {d: v.length for d, v in found.items()}
     scores = scorer.score(query.terms, MESSAGE, tf, lengths)
     option_scores = [scorer.score(option, MESSAGE, tf, lengths) for option in query.options]
-    related, typo = _bridges(reader, user_key, query, scorer, limits)
+    related, typo = (bridges.doc_weights(b) for b in _bridges(reader, user_key, query, scorer, limits))
     found.update(reader.views(bridges.bridge_docs([related, typo], found, bridges.MAX_BRIDGE_DOCS)))
 
     feedback_words = _feedback_words(reader, found, scores, set(wanted), limits)
@@ -146,8 +146,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
                 holds.setdefault((found[d].session_key, found[d].first), set()).add(t)
     hits = {key: frozenset(terms) for key, terms in holds.items()}
     return Pool(messages, pool_views, scores, option_scores, idf, feedback, matched, hits,
-                best_per_message(scores, pool_views), _keyed(bridges.doc_weights(related), found),
-                _keyed(bridges.doc_weights(typo), found))
+                best_per_message(scores, pool_views), _keyed(related, found), _keyed(typo, found))
 
 
 def _keyed(per_doc: Mapping[int, float], found: Mapping[int, ViewRow]) -> Dict[Key, float]:
@@ -159,18 +158,20 @@ def _bridges(reader: Reader, user_key: int, query: Query, scorer: _Scorer,
              limits: Limits) -> Tuple[bridges.Bridge, bridges.Bridge]:
     """The related-term and near-spelling bridges (bridges.py): their terms' weights and postings.
 
-    Only terms the user's messages hold are read, rarest first within `postings_budget`.
+    Only terms the user's messages hold are read, rarest first within `postings_budget` and
+    BRIDGE_POSTINGS: a common related word costs many postings and weighs little.
     """
     strengths = bridges.related_terms(query)
     scorer.need(list(strengths), (MESSAGE,))
-    present = _affordable([t for t in strengths if scorer.df[(MESSAGE, t)]], scorer, limits)
+    bounded = limits._replace(postings_budget=min(limits.postings_budget, bridges.BRIDGE_POSTINGS))
+    present = _affordable([t for t in strengths if scorer.df[(MESSAGE, t)]], scorer, bounded)
     related = bridges.Bridge({t: scorer.idf(MESSAGE, t) * strengths[t] for t in present},
                              reader.postings(user_key, MESSAGE, present))
     df = {t: scorer.df[(MESSAGE, t)] for t in query.terms}
     near = bridges.near_words(reader, user_key, bridges.misspelt(reader, user_key, query, df))
     for t, (_, n) in near.items():
         scorer.df.setdefault((MESSAGE, t), n)
-    spelt = _affordable(sorted(near), scorer, limits)
+    spelt = _affordable(sorted(near), scorer, bounded)
     typo = bridges.Bridge({t: scorer.idf(MESSAGE, t) * 0.5 ** near[t][0] for t in spelt},
                           reader.postings(user_key, MESSAGE, spelt))
     return related, typo

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import os
 import threading
+from functools import lru_cache
 from typing import Dict, Optional, Tuple
 
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "lexicon.tsv.gz")
@@ -40,6 +41,7 @@ def _load() -> Dict[str, str]:
         return _table
 
 
+@lru_cache(maxsize=8192)  # a question's terms recur across searches; each entry is a short tuple
 def related(term: str) -> Related:
     """The terms related to `term`, strongest first (file order), each with its strength, 0 to 1."""
     table = _table if _table is not None else _load()
