@@ -7,8 +7,8 @@ sense that make it say the same thing); it is derived from
 Princeton WordNet 3.0 (data/WORDNET-LICENSE) by tools/build_lexicon.py, which documents
 the relations and the command that regenerates it.
 
-The file is read once, on first use, under a lock, and kept: about a megabyte in
-memory. related() answers from that table alone, so it is deterministic.
+The file is read once, on first use, under a lock, and kept (about 6 MB of memory,
+read in about 30 ms). related() answers from that table alone, so it is deterministic.
 """
 from __future__ import annotations
 
