@@ -162,6 +162,19 @@ class Config:
         "messages that asks a question")
     weight_dated: float = setting(
         0.3, "ranking", 'weight of the message stating or implying a date, for "when" questions')
+    # Vocabulary bridges (retrieval/bridges.py). Chosen on LoCoMo dev, the dataset prepared once and scored at
+    # each pair of weights with tools/tune.py's score() (`python tools/tune.py --show --set weight_related=R
+    # --set weight_typo=T` gives the same figures). Objective (hit@1, hit@10, MRR): no bridges (both 0) 0.7044
+    # (0.443, 0.855, 0.577); R 0.05 T 0: 0.7071 (0.449, 0.855, 0.581); R 0.03 T 0.1: 0.7069; R 0.05 T 0.1:
+    # 0.7075; R 0.06 T 0.1: 0.7074; R 0.07 T 0.1: 0.7067; R 0.05 T 0.3: 0.7072; R 0.06 T 0.2: 0.7078 (0.450,
+    # 0.856, 0.583), chosen; R 0.3 T 0: 0.6891 (hit@1 0.408): a related word is weaker evidence than the
+    # question's own. Above weight_adjacency (0.05), a message found only by related words ranks above its
+    # neighbours. The synthetic suite's paraphrase questions do not move at any R (`python tools/eval.py
+    # synthetic --set weight_related=R`, R 0.05 to 1.0: Hit@10 0.286): WordNet does not link their words.
+    weight_related: float = setting(
+        0.06, "ranking", "weight of the words related in meaning to the question's (WordNet) in the message")
+    weight_typo: float = setting(
+        0.2, "ranking", "weight of near spellings of question words the memory never holds in the message")
     adjacency_top: int = setting(3, "ranking", "best messages whose neighbours the adjacency ranking brings up")
     candidate_pool: int = setting(
         1000, "ranking", "messages a search considers, at most; past it, those with the best BM25")

@@ -110,7 +110,7 @@ class PeriodSignalTest(MemoryTestCase):
             (1, 4): self.message((1, 4), last + 1),  # said the day after
             (1, 5): self.message((1, 5), None),  # no day at all
         }
-        pool = Pool(messages, {}, {}, [], {}, {}, [], {}, {})
+        pool = Pool(messages, {}, {}, [], {}, {}, [], {}, {}, {}, {})
         self.assertEqual(signals.period(query, pool), {(1, 1): 2.0, (1, 2): 2.0, (1, 3): 1.0})
         self.assertEqual(signals.period(query._replace(periods=()), pool), {})
 

@@ -84,7 +84,7 @@ class SameSubjectTest(unittest.TestCase):
         new = _message(2, "I moved to Porto now, so I live by the sea", 20)
         filler = _message(3, "I live for the weekends", 21)
         pool = Pool({m.key: m for m in (old, new, filler)}, {}, {}, [], {}, {}, [old.key, new.key, filler.key], {},
-                    {})
+                    {}, {}, {})
         texts = {old.key: "I bought a red bike", new.key: "I moved to Porto now", filler.key: ""}
         order, moves = rerank(query, pool, [new.key, filler.key, old.key], texts.__getitem__, top=2)
         self.assertEqual((order, moves), ([new.key, filler.key, old.key], []))

@@ -28,7 +28,7 @@ from ..storage.views import KINDS, MESSAGE, SEGMENT, WINDOW
 from ..text import timeexpr
 from ..text.period import index_tokens
 from ..text.tokenize import STEMMED_STOPWORDS
-from . import bm25
+from . import bm25, bridges
 from .query import Query
 
 Key = Tuple[int, int]  # (session_key, position in session)
@@ -63,6 +63,8 @@ class Pool(NamedTuple):
     matched: List[Key]  # messages holding a question or feedback word: the only ones with tokens
     hits: Dict[Key, frozenset]  # message -> the question and option terms it holds
     best_bm25: Dict[str, Dict[Key, float]]  # kind -> message -> best BM25 of the pool's views of that kind holding it
+    related: Dict[Key, float]  # message -> summed idf x strength of the related terms it holds (bridges.py)
+    typo: Dict[Key, float]  # message -> summed weight of the near spellings of unseen question words it holds
 
 
 class Limits(NamedTuple):
@@ -121,6 +123,8 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
     lengths = {d: v.length for d, v in found.items()}
     scores = scorer.score(query.terms, MESSAGE, tf, lengths)
     option_scores = [scorer.score(option, MESSAGE, tf, lengths) for option in query.options]
+    related, typo = (bridges.doc_weights(b) for b in _bridges(reader, user_key, query, scorer, limits))
+    found.update(reader.views(bridges.bridge_docs([related, typo], found, bridges.MAX_BRIDGE_DOCS)))
 
     feedback_words = _feedback_words(reader, found, scores, set(wanted), limits)
     feedback_docs: Dict[int, float] = {}
@@ -152,7 +156,36 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
                 holds.setdefault((found[d].session_key, found[d].first), set()).add(t)
     hits = {key: frozenset(terms) for key, terms in holds.items()}
     return Pool(messages, pool_views, scores, option_scores, idf, feedback, matched, hits,
-                best_per_message(scores, pool_views))
+                best_per_message(scores, pool_views), _keyed(related, found), _keyed(typo, found))
+
+
+def _keyed(per_doc: Mapping[int, float], found: Mapping[int, ViewRow]) -> Dict[Key, float]:
+    """{message key: score} of the message views in `found`."""
+    return {(found[d].session_key, found[d].first): s for d, s in per_doc.items() if d in found}
+
+
+def _bridges(reader: Reader, user_key: int, query: Query, scorer: _Scorer,
+             limits: Limits) -> Tuple[bridges.Bridge, bridges.Bridge]:
+    """The related-term and near-spelling bridges (bridges.py): their terms' weights and postings.
+
+    Only terms the user's messages hold are read, rarest first within `postings_budget` and
+    BRIDGE_POSTINGS: a common related word costs many postings and weighs little.
+    """
+    strengths = bridges.related_terms(query)
+    scorer.need(list(strengths), (MESSAGE,))
+    bounded = limits._replace(postings_budget=min(limits.postings_budget, bridges.BRIDGE_POSTINGS))
+    present = _affordable([t for t in strengths if scorer.df[(MESSAGE, t)]], scorer, bounded)
+    related = bridges.Bridge({t: scorer.idf(MESSAGE, t) * strengths[t] for t in present},
+                             reader.postings(user_key, MESSAGE, present))
+    df = {t: scorer.df[(MESSAGE, t)] for t in query.terms}
+    near = bridges.near_words(reader, user_key, bridges.misspelt(reader, user_key, query, df))
+    for t, (_, n) in near.items():
+        scorer.df.setdefault((MESSAGE, t), n)
+    spelt = _affordable(sorted(near), scorer, bounded)
+    typo = bridges.Bridge({t: scorer.idf(MESSAGE, t) * 0.5 ** near[t][0] for t in spelt},
+                          reader.postings(user_key, MESSAGE, spelt))
+    return related, typo
+
 
 
 def best_per_message(scores: Mapping[int, float], views: Mapping[int, ViewRow]) -> Dict[str, Dict[Key, float]]:

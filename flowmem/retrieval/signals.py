@@ -193,6 +193,16 @@ def feedback(query: Query, pool: Pool) -> Dict[Key, float]:
     return dict(pool.feedback)
 
 
+def related(query: Query, pool: Pool) -> Dict[Key, float]:
+    """Words related in meaning to the question's (bridges.py): the idf x strength of those a message holds."""
+    return dict(pool.related)
+
+
+def typo(query: Query, pool: Pool) -> Dict[Key, float]:
+    """Near spellings of question words the memory never holds (bridges.py): their weight in the message."""
+    return dict(pool.typo)
+
+
 def option_signals(query: Query, pool: Pool) -> Dict[str, Dict[Key, float]]:
     """One signal per answer option, named option_signal_name(i): messages by BM25 of that option's words.
 
@@ -287,6 +297,8 @@ SIGNALS: Mapping[str, Signal] = {
     "period": period,
     "time": time_order,
     "feedback": feedback,
+    "related": related,
+    "typo": typo,
 }
 OPTIONS = "options"  # the weight of every answer option's signal (option_signals())
 ADJACENCY = "adjacency"  # neighbours of the best messages of a first fused order (adjacency())

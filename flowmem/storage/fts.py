@@ -124,6 +124,18 @@ def doc_freq_sql(user_key: int, tokens: Sequence[str], kinds: Sequence[str]) -> 
     return _term_lookups(ROWS_TABLE, (term(user_key, kind, t) for kind in kinds for t in tokens))
 
 
+def vocabulary_sql(user_key: int, kind: str, start: str, limit: int) -> Tuple[str, List[object]]:
+    """SQL and params listing (token, number of views holding it) of the user's tokens of `kind` starting with `start`.
+
+    A range on the fts5vocab `row` table, which walks only the index terms in it: the
+    user's own of that kind and start, whatever else the table holds; at most `limit` rows.
+    """
+    low = kind_prefix(user_key, kind) + start
+    high = low[:-1] + chr(ord(low[-1]) + 1)
+    return ("SELECT substr(term, ?), doc FROM %s WHERE term >= ? AND term < ? LIMIT ?" % ROWS_TABLE,
+            [len(kind_prefix(user_key, kind)) + 1, low, high, limit])
+
+
 def integrity_check_sql() -> str:
     """FTS5's own check that the index is internally consistent (raises if not)."""
     return "INSERT INTO %s(%s) VALUES ('integrity-check')" % (TABLE, TABLE)

@@ -97,6 +97,11 @@ class Reader:
                 out[(prefixes[prefix], term[len(prefix):])] = n
         return out
 
+    def vocabulary(self, user_key: int, kind: str, start: str, limit: int) -> List[Tuple[str, int]]:
+        """(token, number of the user's views of `kind` holding it) of tokens starting with `start`; `limit` at most."""
+        sql, params = fts.vocabulary_sql(user_key, kind, start, limit)
+        return [(token, n) for token, n in self.conn.execute(sql, params)]
+
     def views(self, doc_ids: Sequence[int]) -> Dict[int, ViewRow]:
         """The views with these doc_ids, by doc_id."""
         out: Dict[int, ViewRow] = {}

@@ -1,0 +1,136 @@
+"""Vocabulary bridges: candidates a question's own words miss, found through words near them.
+
+Two bridges, each a signal of its own (signals.py):
+
+- related: the question's content terms (not names, numbers or dates) are looked up
+  in the lexicon (text/lexicon.py: WordNet's synonyms, derivations, pertainyms and
+  similar adjectives), "wedding" reaching "married". A message scores the idf times
+  strength of the related terms it holds.
+- typo: a question word the user's memory never holds (and no speaker is called),
+  at least TYPO_MIN_CHARS long, is matched against the user's own message vocabulary
+  that starts with the same letter, at edit distance 1 (2 from TYPO_TWO_EDITS_CHARS
+  characters; a swap of neighbours counts as one edit): "bicylce" finds "bicycle".
+  A message scores the idf of the near words it holds, halved per edit.
+
+Every step is bounded: related terms per question term and in all, vocabulary rows
+read per letter, near words per word, postings read (the pool's postings_budget) and
+messages added (MAX_BRIDGE_DOCS). Only the asking user's index terms are read.
+"""
+from __future__ import annotations
+
+import heapq
+from typing import Callable, Dict, List, Mapping, NamedTuple, Sequence, Tuple
+
+from ..storage import fts
+from ..storage.reader import Reader
+from ..storage.views import MESSAGE
+from ..text import lexicon, timeexpr
+from ..text.tokenize import STEMMED_STOPWORDS
+from .query import Query
+
+RELATED_PER_TERM = 8  # lexicon entries read per question term, strongest first
+MAX_RELATED_TERMS = 48  # related terms looked up per question
+BRIDGE_POSTINGS = 1000  # postings each bridge reads, at most (the rarest terms first)
+MAX_BRIDGE_DOCS = 50  # messages the bridges add to the pool, at most (LoCoMo dev: 50, 100, 200 score the same)
+TYPO_MIN_CHARS = 5  # shorter words have too many neighbours one edit away
+TYPO_TWO_EDITS_CHARS = 8
+TYPO_MATCHES = 3  # near words kept per misspelt word
+MAX_TYPO_WORDS = 8  # misspelt words looked for per question
+VOCABULARY_ROWS = 20000  # vocabulary rows read per starting letter
+
+DocFreq = Callable[[Sequence[str]], Mapping[str, int]]  # terms -> their message document frequency
+
+
+class Bridge(NamedTuple):
+    """Terms a bridge found in the user's memory, each with its weight (idf x strength), and their postings."""
+
+    weights: Dict[str, float]
+    postings: List[Tuple[str, int]]  # (term, doc_id)
+
+
+def related_terms(query: Query) -> Dict[str, float]:
+    """The lexicon's terms related to the question's content terms, with their strongest strength."""
+    own = set(query.terms)
+    names = set(query.names)
+    out: Dict[str, float] = {}
+    for term in query.terms:
+        if term in names or not _is_word(term):
+            continue
+        for other, strength in lexicon.related(term)[:RELATED_PER_TERM]:
+            if other not in own and strength > out.get(other, 0.0):
+                out[other] = strength
+    chosen = sorted(out, key=lambda t: (-out[t], t))[:MAX_RELATED_TERMS]
+    return {t: out[t] for t in sorted(chosen)}
+
+
+def _is_word(term: str) -> bool:
+    return len(term) >= 3 and term not in STEMMED_STOPWORDS and not term.isdigit() and not timeexpr.is_date_token(term)
+
+
+def edit_distance(a: str, b: str, limit: int) -> int:
+    """Edits (insert, delete, replace, swap of neighbours) from `a` to `b`; limit + 1 once past `limit`."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: List[int] = []
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        before, row = row, current
+    return row[-1]
+
+
+def misspelt(reader: Reader, user_key: int, query: Query, df: Mapping[str, int]) -> List[str]:
+    """The question's words that may be misspelt: long enough, and neither said nor a speaker in this memory."""
+    unseen = [t for t in query.terms if not df.get(t) and len(t) >= TYPO_MIN_CHARS and t.isalpha()
+              and t not in STEMMED_STOPWORDS][:MAX_TYPO_WORDS]
+    if not unseen:
+        return []
+    speakers = {t for t, _ in reader.postings(user_key, fts.SPEAKER, unseen)}
+    return [t for t in unseen if t not in speakers]
+
+
+def near_words(reader: Reader, user_key: int, words: Sequence[str]) -> Dict[str, Tuple[int, int]]:
+    """{near word: (edits, document frequency)} of the user's message words near each of `words`."""
+    vocabulary: Dict[str, List[Tuple[str, int]]] = {}
+    out: Dict[str, Tuple[int, int]] = {}
+    for word in words:
+        start = word[0]
+        if start not in vocabulary:
+            vocabulary[start] = reader.vocabulary(user_key, MESSAGE, start, VOCABULARY_ROWS)
+        limit = 2 if len(word) >= TYPO_TWO_EDITS_CHARS else 1
+        found = [(edit_distance(word, token, limit), -n, token, n) for token, n in vocabulary[start]
+                 if token != word and abs(len(token) - len(word)) <= limit]
+        for edits, _, token, n in heapq.nsmallest(TYPO_MATCHES, [f for f in found if f[0] <= limit]):
+            if token not in out or edits < out[token][0]:
+                out[token] = (edits, n)
+    return out
+
+
+def bridge_docs(per_doc: Sequence[Mapping[int, float]], exclude: Mapping[int, object], room: int) -> List[int]:
+    """The `room` messages (doc ids), not in `exclude`, that hold the most weight of the bridges' terms.
+
+    per_doc: each bridge's doc_weights().
+    """
+    score: Dict[int, float] = {}
+    for weights in per_doc:
+        for doc, weight in weights.items():
+            if doc not in exclude:
+                score[doc] = score.get(doc, 0.0) + weight
+    return heapq.nsmallest(room, score, key=lambda d: (-score[d], d))
+
+
+def doc_weights(bridge: Bridge) -> Dict[int, float]:
+    """Each doc's summed weight of the distinct bridge terms it holds, summed in term order."""
+    held: Dict[int, List[str]] = {}
+    for term, doc in bridge.postings:
+        terms = held.setdefault(doc, [])
+        if term not in terms:
+            terms.append(term)
+    return {doc: sum(bridge.weights[t] for t in sorted(terms)) for doc, terms in held.items()}
