@@ -14,6 +14,7 @@ import unittest
 from flowmem.config import load
 from flowmem.errors import StoreError
 from flowmem.memory import Memory
+from flowmem.storage.settings import INDEX_VERSION
 from flowmem.storage.store import Store
 from tests.helpers import CliMixin, MemoryTestCase, add_body, matches, session_views
 
@@ -126,7 +127,7 @@ class LiveDatabaseTest(CliMixin, MemoryTestCase):
         conn = sqlite3.connect(self.db_path("legacy.db"))
         conn.execute("DELETE FROM meta")  # as flowmem wrote it before: gap in ms, True/False, no generation
         conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", [
-            ("index_version", "6"), ("window_size", "3"), ("segment_max_messages", "8"),
+            ("index_version", str(INDEX_VERSION)), ("window_size", "3"), ("segment_max_messages", "8"),
             ("segment_max_gap_ms", "1800000"), ("stem", "False"), ("split_speakers", "True"),
             ("resolve_times", "True")])
         conn.commit()

@@ -33,7 +33,8 @@ class ViewSettings(NamedTuple):
 
 # Bump when tokenization or what a view indexes changes: stored indexes must then be rebuilt
 # (`flowmem reindex`); a Store refuses an index of another version.
-INDEX_VERSION = 6
+# 7: dates written next to Chinese characters ("我2022-10-04那天") are resolved and indexed.
+INDEX_VERSION = 7
 
 SettingsRequest = Union[ViewSettings, Mapping[str, Any], None]
 
