@@ -56,6 +56,22 @@ class ReplyTest(MemoryTestCase):
         item = next(i for i in items if i["content"] == "Priya: Bring me a postcard next time.")
         self.assertNotIn(signals.REPLY, item["signals"])
 
+    def test_a_question_that_shares_only_the_repliers_name_lifts_no_reply(self):
+        # "Hi Priya, ...?" matches any question about Priya; Priya's answer to it is small talk.
+        self.memory.add(add_body("u1", "greeting", ["Dana: Hi Priya, got a minute?",
+                                                    "Priya: The bus broke down on the way."]))
+        self.memory.add(add_body("u1", "job", ["Priya: I started at the library last week."]))
+        items = self.search("Where does Priya work?", top_k=20)
+        item = next(i for i in items if i["content"] == "Priya: The bus broke down on the way.")
+        self.assertNotIn(signals.REPLY, item["signals"])
+
+    def test_a_question_that_shares_more_than_the_repliers_name_lifts_its_reply(self):
+        self.memory.add(add_body("u1", "work", ["Dana: Priya, where do you work these days?",
+                                                "Priya: At the city library."]))
+        items = self.search("Where does Priya work?", top_k=20)
+        item = next(i for i in items if i["content"] == "Priya: At the city library.")
+        self.assertIn(signals.REPLY, item["signals"])
+
 
 if __name__ == "__main__":
     unittest.main()
