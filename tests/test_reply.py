@@ -72,6 +72,13 @@ class ReplyTest(MemoryTestCase):
         item = next(i for i in items if i["content"] == "Priya: At the city library.")
         self.assertIn(signals.REPLY, item["signals"])
 
+    def test_a_next_message_that_asks_back_is_not_taken_for_the_reply(self):
+        self.memory.add(add_body("u1", "asked back", ["Priya: Did you go camping with your brother in the summer?",
+                                                      "Dana: Why do you ask, are you going too?"]))
+        items = self.search(QUESTION, top_k=20)
+        item = next(i for i in items if i["content"] == "Dana: Why do you ask, are you going too?")
+        self.assertNotIn(signals.REPLY, item["signals"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -265,7 +265,11 @@ def reply(pool: Pool, order: Sequence[Key], top: int) -> Dict[Key, float]:
     asking it: on the synthetic suite, replies to messages that were among the best for
     their window's words cost 2 of 203 questions their hit@1. Nor does one that shares
     with the question only the name of whoever replies: "Hi Ana, got a minute?" matches
-    every question about Ana, and its reply is small talk (_asks_more_than_name()).
+    every question about Ana, and its reply is small talk (_asks_more_than_name()). Nor is
+    a next message that asks something itself taken for the answer: "How was Lisbon?" is
+    more often met by "Have you been?" or "Why do you ask?" than by an answer with a question
+    after it (LoCoMo dev, `python tools/tune.py --show`: objective 0.7257 -> 0.7277, hit@1 0.489
+    -> 0.494, hit@10 0.857 -> 0.858, mrr 0.613 -> 0.615).
     """
     own_words = pool.best_bm25[MESSAGE]
     out: Dict[Key, float] = {}
@@ -274,8 +278,8 @@ def reply(pool: Pool, order: Sequence[Key], top: int) -> Dict[Key, float]:
         answer = pool.messages.get((key[0], key[1] + 1))
         if key not in own_words:
             continue  # among the best only for its neighbours' words: not the question asked
-        if (asked.asks and answer is not None and answer.key not in out and _another_speaker(asked, answer)
-                and _asks_more_than_name(pool, asked, answer)):
+        if (asked.asks and answer is not None and not answer.asks and answer.key not in out
+                and _another_speaker(asked, answer) and _asks_more_than_name(pool, asked, answer)):
             out[answer.key] = float(top - position)
     return out
 
