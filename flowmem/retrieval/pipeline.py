@@ -118,7 +118,8 @@ def candidate_pool(reader: Reader, user_key: int, query: Query, ranking: Ranking
     """The candidate pool (candidates.py) under this ranking's limits."""
     limits = Limits(k1=ranking.k1, b=ranking.b, pool_size=ranking.pool_size, context_size=ranking.context_size,
                     feedback_docs=ranking.feedback_docs, feedback_terms=ranking.feedback_terms,
-                    postings_budget=ranking.postings_budget, period_size=ranking.period_size)
+                    postings_budget=ranking.postings_budget, period_size=ranking.period_size,
+                    related_share=ranking.related_share)
     return build(reader, user_key, query, limits)
 
 

@@ -25,6 +25,7 @@ class _Fields(NamedTuple):
     feedback_terms: int
     postings_budget: int
     period_size: int  # messages dated in the question's period that join the pool without its words, at most
+    related_share: float  # share of a related word's idf x strength counted in the BM25 signals (bridges.py)
     tail_weights: Tuple[Tuple[str, float], ...]  # (signal, weight) that differ past the head
     view_kind: str
     message_share: float

@@ -5,10 +5,12 @@ A question says "wedding" where the memory says "married", "bicycle" where it sa
 them) to related terms, each with a strength, 0 to 1 (how surely the relation and the
 sense that make it say the same thing); it is derived from
 Princeton WordNet 3.0 (data/WORDNET-LICENSE) by tools/build_lexicon.py, which documents
-the relations and the command that regenerates it.
+the relations (synonyms, derivations, pertainyms, similar adjectives, and the rarer
+words of a sense's definition: "hometown" -> "grew") and the command that regenerates it.
 
-The file is read once, on first use, under a lock, and kept (about 6 MB of memory,
-read in about 30 ms). related() answers from that table alone, so it is deterministic.
+The file (1.6 MB, 59,000 terms) is read once, on first use, under a lock, and kept
+(about 12 MB of memory by tracemalloc, read in about 70 ms). related() answers from
+that table alone, so it is deterministic.
 """
 from __future__ import annotations
 
