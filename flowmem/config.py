@@ -115,11 +115,9 @@ class Config:
     weight_coverage: float = setting(0.05, "ranking", "weight of the share of the question's terms in the message")
     weight_phrase: float = setting(
         0.1, "ranking", "weight of the question's adjacent word pairs found side by side in the message")
-    # 0 still, measured after the redesign (names by rarity; months, weekdays, speakers and their short forms
-    # left out): LoCoMo dev (`python tools/tune.py --show --set weight_names=W`, weight_numbers 0.3) objective
-    # 0.7051 at 0, 0.7048 at 0.03, 0.7045 at 0.1, 0.7047 at 0.3 (before the redesign: -0.0011 at 0.1); paired at
-    # 0.1, 11 questions up and 14 down, by a place or two. Synthetic hit@1 0.828 -> 0.837 at 0.1, but it is not
-    # the tuning set. LoCoMo's questions name few non-speakers, and BM25 already weighs a name by its idf.
+    # 0 still after the redesign (names by rarity; months, weekdays, speakers' short forms left out): LoCoMo dev
+    # (`python tools/tune.py --show --set weight_names=W`, weight_numbers 0.3) 0.7051 at 0, 0.7048 at 0.03, 0.7045
+    # at 0.1, 0.7047 at 0.3; its questions name few non-speakers, and BM25 already weighs a name by its idf.
     weight_names: float = setting(
         0.0, "ranking", "weight of the names the question mentions (not speakers) in the message's text")
     weight_speaker: float = setting(0.1, "ranking", "weight of the message being said by someone the question names")
@@ -151,15 +149,11 @@ class Config:
     # at 0.4, 0.7064 at 0.5; earlier forms of the signal peaked at 0.3 too and fell at 0.6 and 1.0.
     weight_period: float = setting(
         0.3, "ranking", 'weight of the message being said, or naming a date, inside the period a question names')
-    # weight_reply: on LoCoMo dev (`python tools/tune.py --show --set weight_reply=W`) the objective
-    # was 0.7044 at 0 (hit@1 0.443, mrr 0.577), 0.7090 at 0.05, 0.7166 at 0.1, 0.7215 at 0.12
-    # (hit@1 0.481, hit@10 0.857, mrr 0.605), 0.7186 at 0.15, 0.7095 at 0.2, 0.6944 at 0.5. Past
-    # 0.15 a reply outranks the question that names the evidence. Synthetic (`python tools/eval.py
-    # synthetic --set weight_reply=W`): hit@1 0.823 at 0 and 0.05, 0.818 at 0.1 and 0.12 (asker
-    # matching by its own words; 0.808 at 0.12 when any of the best could ask: signals.reply()).
-    # Rechecked once a reply that asks back no longer counts (signals.reply()): LoCoMo dev objective
-    # 0.7231 at 0.1, 0.7277 at 0.12 (hit@1 0.494, mrr 0.615), 0.7288 at 0.15, 0.7248 at 0.2; synthetic
-    # hit@1 0.734 at 0.12, 0.730 at 0.15: kept 0.12, the LoCoMo peak being narrow.
+    # weight_reply, LoCoMo dev (`python tools/tune.py --show --set weight_reply=W`): objective 0.7044 at 0, 0.7090
+    # at 0.05, 0.7166 at 0.1, 0.7215 at 0.12, 0.7186 at 0.15, 0.7095 at 0.2, 0.6944 at 0.5 (past 0.15 a reply
+    # outranks the question that names the evidence); rechecked once a reply that asks back no longer counts:
+    # 0.7231 at 0.1, 0.7277 at 0.12, 0.7288 at 0.15, 0.7248 at 0.2; synthetic (`python tools/eval.py synthetic
+    # --set weight_reply=W`) hit@1 0.734 at 0.12, 0.730 at 0.15: kept 0.12, the LoCoMo peak being narrow.
     weight_reply: float = setting(
         0.12, "ranking", "weight of answering (being the next message after) one of the best adjacency_top "
         "messages that asks a question")
