@@ -172,12 +172,13 @@ class Config:
         0.06, "ranking", "weight of the words related in meaning to the question's (WordNet) in the message")
     weight_typo: float = setting(
         0.2, "ranking", "weight of near spellings of question words the memory never holds in the message")
-    # LoCoMo dev (`python tools/tune.py --show --set related_share=S`) objective 0.7264 at 0, 0.7268 at 0.3, 0.7262
-    # at 0.6, 0.7269 at 1.0 (hit@1 0.493, hit@10 0.855, MRR 0.615); synthetic paraphrase Hit@10 (`python tools/eval.py
-    # synthetic --set related_share=S`) 0.294 at 0 and 0.3, 0.324 at 0.6 and 1. Expanding every question word, or
-    # windows' and segments' BM25 too: paraphrase 0.382-0.471 but LoCoMo dev 0.7173-0.7253, rejected.
+    # Off: with every other mechanism in, LoCoMo dev (`python tools/tune.py --show --set related_share=S`) scores
+    # 0.7282 at 0 and 0.7278 at 1.0, and temporal Hit@10 0.923 against 0.910 (`python tools/eval.py locomo ...`);
+    # synthetic (`python tools/eval.py synthetic --set related_share=1`) gains a question each in paraphrase
+    # (Hit@10 0.294 -> 0.324) and typo (0.625 -> 0.688). Expanding every question word, or windows' and
+    # segments' BM25 too: paraphrase 0.382-0.471 but LoCoMo dev 0.7173-0.7253.
     related_share: float = setting(
-        1.0, "ranking", "share of its idf x strength a related word of a question word the memory never "
+        0.0, "ranking", "share of its idf x strength a related word of a question word the memory never "
         "holds counts for in the message's BM25 (0: related words only feed weight_related)")
     adjacency_top: int = setting(3, "ranking", "best messages whose neighbours the adjacency ranking brings up")
     candidate_pool: int = setting(

@@ -46,6 +46,9 @@ class StandInsTest(unittest.TestCase):
 
 
 class ParaphraseSearchTest(MemoryTestCase):
+    # Stand-ins are off by default (config.py: LoCoMo dev scores better without them); switched on here.
+    settings = dict(MemoryTestCase.settings, related_share=1.0)
+
     def setUp(self):
         super().setUp()
         self.memory.add(add_body("u1", "s1", MEMORY, request_id="r1"))
