@@ -48,6 +48,18 @@ class FallbackTest(MemoryTestCase):
         self.memory.delete_user("u1")
         self.assertEqual(self.search("zebra", "u1"), [])
 
+    def test_questions_that_no_word_or_related_word_bridges_still_get_the_memory_they_ask_about(self):
+        # As reported: each of these once returned {"data": []}; WordNet links none of their words
+        # (README, Known gaps), so what comes back is the user's latest messages, marked.
+        for user, said, question in (("p1", "Caroline: I adopted a rescue greyhound", "What pet do I have?"),
+                                     ("p2", "Jon: my manager is called Priya", "Who is my boss?"),
+                                     ("p3", "Ana: I'm vegetarian", "Any food restrictions?")):
+            with self.subTest(question=question):
+                self.memory.add(add_body(user, "s", [said], request_id=user))
+                items = self.search(question, user, top_k=3)
+                self.assertEqual([(i["content"], i["signals"]) for i in items],
+                                 [(said, {"fallback": "latest_session"})])
+
     def test_messages_without_timestamps_come_after_dated_ones_newest_added_first(self):
         self.memory.add({"request_id": "r5", "user_id": "u3", "session_id": "undated",
                          "messages": [message("Kim: no date here", timestamp=None)]})
