@@ -56,7 +56,7 @@ def related_terms(query: Query) -> Dict[str, float]:
     names = set(query.names)
     out: Dict[str, float] = {}
     for term in query.terms:
-        if term in names or not _is_word(term):
+        if term in names or not content_word(term):
             continue
         for other, strength in lexicon.related(term)[:RELATED_PER_TERM]:
             if other not in own and strength > out.get(other, 0.0):
@@ -79,7 +79,8 @@ def stand_ins(query: Query, absent: Sequence[str], related: Bridge, share: float
     return {t: share * strengths[t] for t in sorted(related.weights) if t in strengths and t not in own}
 
 
-def _is_word(term: str) -> bool:
+def content_word(term: str) -> bool:
+    """Whether a term says something of its own: not a stopword, a number, a date token or under 3 characters."""
     return len(term) >= 3 and term not in STEMMED_STOPWORDS and not term.isdigit() and not timeexpr.is_date_token(term)
 
 

@@ -25,9 +25,7 @@ from ..storage import fts
 from ..storage.reader import Reader
 from ..storage.rows import ViewRow
 from ..storage.views import KINDS, MESSAGE, SEGMENT, WINDOW
-from ..text import timeexpr
 from ..text.period import index_tokens
-from ..text.tokenize import STEMMED_STOPWORDS
 from . import bm25, bridges
 from .query import Query
 
@@ -155,7 +153,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
     pool_views.update(context)
     matched = sorted((v.session_key, v.first) for v in found.values())
     messages = _messages(reader, pool_views, set(matched))
-    feedback = {(found[d].session_key, found[d].first): s for d, s in feedback_docs.items()}
+    feedback = _keyed(feedback_docs, found)
     idf = {t: scorer.idf(MESSAGE, t) for t in wanted if scorer.df[(MESSAGE, t)]}
     holds: Dict[Key, Set[str]] = {}
     for t in wanted:
@@ -310,7 +308,7 @@ def _feedback_words(reader: Reader, found: Mapping[int, ViewRow], scores: Mappin
     weight: Dict[str, float] = {}
     for tokens in texts:
         for t in sorted(set(tokens)):
-            if t in asked or t in STEMMED_STOPWORDS or len(t) < 3 or t.isdigit() or timeexpr.is_date_token(t):
+            if t in asked or not bridges.content_word(t):
                 continue
             idf = bm25.idf(n, sum(s.doc_freqs.get(t, 0) for s in sessions))
             if idf > 1e-6:  # words in half the messages or more say nothing

@@ -16,7 +16,7 @@ Message keys are (session_key, position in session).
 from __future__ import annotations
 
 import datetime
-from typing import Callable, Dict, Mapping, Sequence, Tuple
+from typing import Callable, Dict, Mapping, Sequence, Set, Tuple
 
 from ..storage.views import MESSAGE, SEGMENT, WINDOW
 from ..text.numbers import number_values
@@ -97,7 +97,7 @@ def names(query: Query, pool: Pool) -> Dict[Key, float]:
     names say little about which message answers; other names (places, pets,
     titles) say a lot, a rare one more than a common one.
     """
-    speakers = sorted({t for m in pool.messages.values() for t in m.speaker})
+    speakers = sorted(_speakers(pool))
     wanted = [n for n in query.names if pool.idf.get(n, 0.0) > 0 and not _a_speaker(n, speakers)]
     if not wanted:
         return {}
@@ -108,6 +108,11 @@ def names(query: Query, pool: Pool) -> Dict[Key, float]:
         if found:
             out[key] = found
     return out
+
+
+def _speakers(pool: Pool) -> Set[str]:
+    """The speaker-label terms of the pool's messages."""
+    return {t for m in pool.messages.values() for t in m.speaker}
 
 
 def _a_speaker(name: str, speakers: Sequence[str]) -> bool:
@@ -225,7 +230,7 @@ def options_boost(query: Query, pool: Pool, most: float) -> float:
     named = [value for value in named if value > 0]
     if not named or most <= 1:
         return 1.0
-    speakers = {t for m in pool.messages.values() for t in m.speaker}
+    speakers = _speakers(pool)
     asked = max((pool.idf[t] for t in query.terms if t in pool.idf and t not in speakers), default=0.0)
     specific = sum(named) / len(named)
     return most if asked * most <= specific else max(1.0, specific / asked)
