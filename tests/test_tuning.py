@@ -114,6 +114,20 @@ class CrossValidationTest(unittest.TestCase):
         self.assertEqual(ranked, set(training))
         self.assertGreater(len(cache.values), 10)
 
+    def test_a_fold_limited_to_some_settings_tries_no_other(self):
+        cache = crossval.TrialCache(self.questions, self.owners)
+        start = dict(self.start, weight_reply=0.0)
+        tried = []
+
+        def spy(trial):
+            tried.append(trial)
+            return cache.summary(self.conversations[1:], trial)
+        settings, _ = tune.ascend([], dict(start), 1, weight_grid=(0.0, 0.5), scorer=spy, only=["weight_reply"])
+        moved = {name for trial in tried for name in trial if trial[name] != start[name]}
+        self.assertEqual(moved, {"weight_reply"})
+        self.assertEqual(len(tried), 2)
+        self.assertEqual({n for n in settings if settings[n] != start[n]} - {"weight_reply"}, set())
+
     def test_a_folds_training_objective_is_tune_score_on_its_training_questions(self):
         cache = crossval.TrialCache(self.questions, self.owners)
         training = self.conversations[1:]

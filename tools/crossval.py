@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Leave-one-conversation-out cross-validation of tools/tune.py's coordinate ascent.
 
-    python tools/crossval.py [--data PATH] [--rounds 1] [--grid coarse|medium|full] [--set NAME=VALUE] [--json OUT]
+    python tools/crossval.py [--data PATH] [--rounds 1] [--grid coarse|medium|full] [--set NAME=VALUE]
+                             [--only NAME ...] [--json OUT]
 
 The weights are chosen on the same LoCoMo development conversations that report the
 figures, so the as-tuned figures flatter them. Here each conversation in turn is held
@@ -17,6 +18,11 @@ folds, which all start from the same settings, share their common trials; a fold
 training objective is computed from its training conversations' outcomes only, in
 question order, so it equals tune.score() on those questions. `--grid coarse` tries
 fewer values per setting and `--rounds` bounds the ascent.
+
+`--only` replays a narrower procedure: with `--set NAME=0` for the weights a piece of
+work added and `--only NAME` for each, every fold sweeps just those weights on its four
+conversations, the way their defaults were chosen on all five, while the older
+settings keep their defaults.
 """
 from __future__ import annotations
 
@@ -90,13 +96,13 @@ class Fold(NamedTuple):
 FoldTuner = Callable[[List[str], Dict[str, Any], str], Tuple[Dict[str, Any], Dict[str, float]]]
 
 
-def ascent_tuner(cache: TrialCache, rounds: int, grid: str) -> FoldTuner:
-    """A tuner that runs tune.ascend on the training conversations' outcomes only."""
+def ascent_tuner(cache: TrialCache, rounds: int, grid: str, only: Sequence[str] = ()) -> FoldTuner:
+    """A tuner that runs tune.ascend on the training conversations' outcomes only (`only`: the settings it may move)."""
     values, weights = GRIDS[grid]
 
     def tune_fold(training: List[str], start: Dict[str, Any], label: str) -> Tuple[Dict[str, Any], Dict[str, float]]:
         return tune.ascend([], dict(start), rounds, grid=values, weight_grid=weights,
-                           scorer=lambda trial: cache.summary(training, trial), label=label)
+                           scorer=lambda trial: cache.summary(training, trial), label=label, only=only)
     return tune_fold
 
 
@@ -176,19 +182,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="start from this setting")
     parser.add_argument("--rounds", type=int, default=1, help="coordinate-ascent rounds per fold (default 1)")
     parser.add_argument("--grid", choices=sorted(GRIDS), default="coarse", help="values tried per setting")
+    parser.add_argument("--only", action="append", default=[], metavar="NAME",
+                        help="let the folds move only this setting (repeat; default: every weight and grid setting)")
     parser.add_argument("--json", help="write the per-fold settings and the summaries here")
     args = parser.parse_args(argv)
     from tools.eval import parse_settings  # the same NAME=VALUE parsing as eval.py
     started = time.perf_counter()
     data = datasets.load_locomo(args.data)
     start = tune.start_settings(parse_settings(args.set))
+    unknown = [name for name in args.only if name not in start]
+    if unknown:
+        parser.error("--only: not a weight or grid setting: %s" % ", ".join(unknown))
     questions = tune.index_with(data, parse_settings(args.set))
     owners = owners_of(data)
     conversations = [c.user_id for c in data.conversations]
     print("indexed and prepared %d questions of %d conversations in %.0f s; %s grid, %d round(s)" % (
         len(questions), len(conversations), time.perf_counter() - started, args.grid, args.rounds), flush=True)
     cache = TrialCache(questions, owners)
-    folds = run_folds(conversations, start, ascent_tuner(cache, args.rounds, args.grid),
+    folds = run_folds(conversations, start, ascent_tuner(cache, args.rounds, args.grid, args.only),
                       lambda training: cache.summary(training, start))
     defaults, tuned = tune.outcomes(questions, start), held_out_outcomes(questions, owners, folds)
     categories = datasets.category_order(data)

@@ -154,16 +154,18 @@ Scorer = Callable[[Dict[str, Any]], Dict[str, float]]
 
 def ascend(questions: Sequence[TuningQuestion], settings: Dict[str, Any], rounds: int,
            grid: Optional[Dict[str, Sequence[Any]]] = None, weight_grid: Sequence[float] = WEIGHT_GRID,
-           scorer: Optional[Scorer] = None, label: str = "") -> Tuple[Dict[str, Any], Dict[str, float]]:
+           scorer: Optional[Scorer] = None, label: str = "",
+           only: Sequence[str] = ()) -> Tuple[Dict[str, Any], Dict[str, float]]:
     """Coordinate ascent: change one setting at a time to its best grid value, until nothing improves.
 
     `scorer` (default: score() on `questions`) gives a trial's summary; tools/crossval.py
-    passes one that scores only a fold's training conversations.
+    passes one that scores only a fold's training conversations. `only`: the settings
+    that may change (default: every weight and GRID's names), in that order.
     """
     grid = GRID if grid is None else grid
     measure: Scorer = scorer or (lambda trial: score(questions, trial))
     best = measure(settings)
-    names = sorted(n for n in flowmem_config.field_names() if "weight_" in n) + sorted(grid)
+    names = list(only) or sorted(n for n in flowmem_config.field_names() if "weight_" in n) + sorted(grid)
     for round_number in range(1, rounds + 1):
         improved = False
         for name in names:
