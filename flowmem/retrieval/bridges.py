@@ -8,6 +8,10 @@ Two bridges, each a signal of its own (signals.py):
   the idf times strength of the related terms it holds. The related words of a question
   word the user's memory never holds also count in the message's BM25 (candidates.py,
   related_share): "physician" finds "my doctor" as "doctor" would, a little weaker.
+  A Chinese question has no words as terms, only characters and bigrams, so its
+  words are the lexicon's Chinese words found in its text (2-4 characters, longest
+  first); a related Chinese word is the bigrams a message must all hold (whole_words):
+  "上司" reaches "老板", one bigram; "小朋友" reaches "孩子", and "孩子" the bigrams of "小朋友".
 - typo: a question word the user's memory never holds (and no speaker is called),
   at least TYPO_MIN_CHARS long, is matched against the user's own message vocabulary
   that starts with the same letter, at edit distance 1 (2 from TYPO_TWO_EDITS_CHARS
@@ -21,13 +25,14 @@ messages added (MAX_BRIDGE_DOCS). Only the asking user's index terms are read.
 from __future__ import annotations
 
 import heapq
-from typing import Callable, Dict, List, Mapping, NamedTuple, Sequence, Tuple
+import re
+from typing import Callable, Dict, Iterable, List, Mapping, NamedTuple, Sequence, Set, Tuple
 
 from ..storage import fts
 from ..storage.reader import Reader
 from ..storage.views import MESSAGE
 from ..text import lexicon, timeexpr
-from ..text.tokenize import STEMMED_STOPWORDS
+from ..text.tokenize import STEMMED_STOPWORDS, normalize
 from .query import Query
 
 RELATED_PER_TERM = 8  # lexicon entries read per question term, strongest first
@@ -39,6 +44,13 @@ TYPO_TWO_EDITS_CHARS = 8
 TYPO_MATCHES = 3  # near words kept per misspelt word
 MAX_TYPO_WORDS = 8  # misspelt words looked for per question
 VOCABULARY_ROWS = 20000  # vocabulary rows read per starting letter
+# A bound, not a tuned value: the synthetic suite's 119 Chinese questions hold 2.0 dictionary
+# words on average, at most 5. Each reads RELATED_PER_TERM related words: 4 instead of 8 drops
+# a Chinese paraphrase question's evidence from 1st to 14th, 16 changes nothing (`python
+# tools/eval.py synthetic --set weight_related=0.5`, Chinese paraphrase Hit@10 0.438 / 0.500 / 0.500).
+MAX_CHINESE_WORDS = 12  # Chinese words of a question looked up, longest first
+CHINESE_WORD_CHARS = (4, 3, 2)  # the lengths of the lexicon's Chinese words, longest first
+_CHINESE_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
 
 DocFreq = Callable[[Sequence[str]], Mapping[str, int]]  # terms -> their message document frequency
 
@@ -62,7 +74,82 @@ def related_terms(query: Query) -> Dict[str, float]:
             if other not in own and strength > out.get(other, 0.0):
                 out[other] = strength
     chosen = sorted(out, key=lambda t: (-out[t], t))[:MAX_RELATED_TERMS]
-    return {t: out[t] for t in sorted(chosen)}
+    found = {t: out[t] for t in chosen}
+    for parts, strength in related_chinese(query).items():
+        for part in parts:  # a word of n bigrams weighs its bigrams' mean idf times its strength
+            found[part] = max(found.get(part, 0.0), strength / len(parts))
+    return {t: found[t] for t in sorted(found)}
+
+
+def bigrams(word: str) -> Tuple[str, ...]:
+    """The index terms a message holding the Chinese `word` holds: its overlapping bigrams (tokenize.py)."""
+    return tuple(dict.fromkeys(word[i:i + 2] for i in range(len(word) - 1)))
+
+
+def chinese_words(query: Query) -> List[str]:
+    """The lexicon's Chinese words in the question whose bigrams are among its terms: longest first,
+    then in question order, none inside one kept already, at most MAX_CHINESE_WORDS."""
+    if query.text.isascii():  # the common case, English: no Chinese to look for
+        return []
+    terms = set(query.terms)
+    text = normalize(query.text)
+    found = []
+    for run in _CHINESE_RUN.finditer(text):
+        for start in range(run.start(), run.end() - 1):
+            for size in CHINESE_WORD_CHARS:
+                word = text[start:start + size]
+                if start + size <= run.end() and lexicon.is_chinese_word(word) \
+                        and any(b in terms for b in bigrams(word)):
+                    found.append((-size, start))
+    kept: List[Tuple[int, int]] = []
+    for negative_size, start in sorted(found):
+        end = start - negative_size
+        if not any(a <= start and end <= b for a, b in kept):
+            kept.append((start, end))
+            if len(kept) == MAX_CHINESE_WORDS:
+                break
+    return [text[a:b] for a, b in kept]
+
+
+def related_chinese(query: Query) -> Dict[Tuple[str, ...], float]:
+    """{bigrams of a related Chinese word: its strongest strength} for the question's Chinese words.
+
+    Names and words the question holds already are left out; at most MAX_RELATED_TERMS words, strongest first.
+    """
+    own = set(query.terms)
+    names = set(query.names)
+    out: Dict[Tuple[str, ...], float] = {}
+    for word in chinese_words(query):
+        if all(b in names for b in bigrams(word)):
+            continue
+        for other, strength in lexicon.related_chinese(word)[:RELATED_PER_TERM]:
+            parts = bigrams(other)
+            if not all(p in own for p in parts) and strength > out.get(parts, 0.0):
+                out[parts] = strength
+    chosen = sorted(out, key=lambda p: (-out[p], p))[:MAX_RELATED_TERMS]
+    return {p: out[p] for p in sorted(chosen)}
+
+
+def whole_words(query: Query, postings: Iterable[Tuple[str, int]]) -> List[Tuple[str, int]]:
+    """The related-term postings, less a bigram of a longer Chinese word in a message not holding all its bigrams.
+
+    "朋友" alone is no "小朋友"; a message holding "小朋" and "朋友" is (near enough: not checked adjacent).
+    """
+    postings = list(postings)
+    words = list(related_chinese(query))
+    longer = [parts for parts in words if len(parts) > 1]
+    if not longer:
+        return postings
+    alone = {parts[0] for parts in words if len(parts) == 1}
+    held: Dict[int, Set[str]] = {}
+    for term, doc in postings:
+        held.setdefault(doc, set()).add(term)
+    within: Dict[str, List[Tuple[str, ...]]] = {}
+    for parts in longer:
+        for part in parts:
+            within.setdefault(part, []).append(parts)
+    return [(term, doc) for term, doc in postings if term not in within or term in alone
+            or any(all(p in held[doc] for p in parts) for parts in within[term])]
 
 
 def stand_ins(query: Query, absent: Sequence[str], related: Bridge, share: float) -> Dict[str, float]:

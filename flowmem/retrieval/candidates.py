@@ -182,7 +182,7 @@ def _bridges(reader: Reader, user_key: int, query: Query, scorer: _Scorer,
     bounded = limits._replace(postings_budget=min(limits.postings_budget, bridges.BRIDGE_POSTINGS))
     present = _affordable([t for t in strengths if scorer.df[(MESSAGE, t)]], scorer, bounded)
     related = bridges.Bridge({t: scorer.idf(MESSAGE, t) * strengths[t] for t in present},
-                             reader.postings(user_key, MESSAGE, present))
+                             bridges.whole_words(query, reader.postings(user_key, MESSAGE, present)))
     df = {t: scorer.df[(MESSAGE, t)] for t in query.terms}
     near = bridges.near_words(reader, user_key, bridges.misspelt(reader, user_key, query, df))
     for t, (_, n) in near.items():
