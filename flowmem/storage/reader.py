@@ -82,9 +82,10 @@ class Reader:
 
     def postings(self, user_key: int, kind: str, tokens: Sequence[str]) -> List[Tuple[str, int]]:
         """(token, doc_id) for every occurrence of `tokens` in the user's views of `kind`."""
-        cut = len(fts.kind_prefix(user_key, kind))
-        return [(term[cut:], doc) for sql, params in fts.postings_sql(user_key, kind, tokens)
-                for term, doc in self.conn.execute(sql, params)]
+        out: List[Tuple[str, int]] = []
+        for sql, params in fts.postings_sql(user_key, kind, tokens):
+            out.extend(self.conn.execute(sql, params).fetchall())
+        return out
 
     def doc_freqs(self, user_key: int, tokens: Sequence[str],
                   kinds: Sequence[str] = KINDS) -> Dict[Tuple[str, str], int]:
