@@ -152,10 +152,11 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
                          ranking.message_share, spare=_SPARE_PICKS)
     items: List[Dict[str, Any]] = []
     seen_contents = set()
+    audited = sorted(ordered.audit.items())  # once, not per item
     for pick in picks:
         if len(items) == top_k:
             break
-        audit = {name: ranks[pick.anchor] for name, ranks in sorted(ordered.audit.items()) if pick.anchor in ranks}
+        audit = {name: ranks[pick.anchor] for name, ranks in audited if pick.anchor in ranks}
         rows = [prepared.message_row(key) for key in pick.keys()]
         anchor = prepared.pool.messages[pick.anchor]
         item = result_item(pick, Session(anchor.session_id, anchor.tag), rows, audit, ranking)
