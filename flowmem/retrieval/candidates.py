@@ -41,7 +41,12 @@ class Message(NamedTuple):
     timestamp_ms: Optional[int]
     tokens: Tuple[str, ...]
     spans: Tuple[Tuple[int, int], ...]  # the dates the text mentions or implies: (first, last) day ordinals
-    asks: bool  # the text asks something (_asks()): the next message, by someone else, is likely its answer
+    content: str  # the stored text: read for asks only, by the few messages the reply signal looks at
+
+    @property
+    def asks(self) -> bool:
+        """Whether the text asks something (_asks()): the next message, by someone else, is likely its answer."""
+        return _asks(self.content)
 
     @property
     def dated(self) -> bool:
@@ -378,7 +383,7 @@ def _messages(reader: Reader, views: Mapping[int, ViewRow], matched: Set[Key]) -
             key = (session_key, seq)
             speaker, timestamp, tokens, spans = session.messages[seq]
             out[key] = Message(key, view.session_id, view.tag, speaker, timestamp,
-                               tokens if key in matched else (), spans, _asks(session.rows[seq].content))
+                               tokens if key in matched else (), spans, session.rows[seq].content)
     return out
 
 
