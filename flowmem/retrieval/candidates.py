@@ -329,9 +329,8 @@ def _context(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, 
     context: Dict[int, ViewRow] = {}
     for d in best:
         v = found[d]
-        for view in reader.session(v).views:
-            if view.first <= v.first <= view.last:
-                context[view.doc_id] = view
+        for view in reader.session(v).views_at.get(v.first, ()):
+            context[view.doc_id] = view
     return context
 
 

@@ -53,7 +53,12 @@ class Reader:
             for t in set(tokens):
                 doc_freqs[t] = doc_freqs.get(t, 0) + 1
         context = tuple(self.context_views(view.session_key, 1, view.session_messages))
-        return SessionData(len(messages), messages, context, doc_freqs, rows, cost)
+        views_at: Dict[int, List[ViewRow]] = {}
+        for around in context:
+            for seq in range(around.first, around.last + 1):
+                views_at.setdefault(seq, []).append(around)
+        return SessionData(len(messages), messages, context, doc_freqs, rows, cost,
+                           {seq: tuple(held) for seq, held in views_at.items()})
 
     def sessions_read(self) -> List[SessionData]:
         """The sessions this reader has read so far, in the order first read."""
