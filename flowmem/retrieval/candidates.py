@@ -338,21 +338,20 @@ def _context_scores(scorer: _Scorer, terms: Sequence[str], tf: Mapping[str, Mapp
                     found: Mapping[int, ViewRow], context: Mapping[int, ViewRow]) -> Dict[int, float]:
     """BM25 of windows and segments, their term counts summed from their messages'."""
     kinds = (WINDOW, SEGMENT)
-    containing: Dict[str, Dict[Key, List[int]]] = {kind: {} for kind in kinds}  # kind -> message -> views
+    # message -> (kind, view) of the context views holding it, in context order: each kind's
+    # counts below fill in the same order as they would kind by kind
+    containing: Dict[Key, List[Tuple[str, int]]] = {}
     for d, v in context.items():
-        index = containing[v.kind]
         for seq in range(v.first, v.last + 1):
-            index.setdefault((v.session_key, seq), []).append(d)
+            containing.setdefault((v.session_key, seq), []).append((v.kind, d))
     kind_tf: Dict[str, Dict[str, Dict[int, int]]] = {kind: {} for kind in kinds}
     for t in terms:
         per_view: Dict[str, Dict[int, int]] = {kind: {} for kind in kinds}
         for doc, count in tf.get(t, {}).items():
             v = found[doc]
-            key = (v.session_key, v.first)
-            for kind in kinds:
-                for view in containing[kind].get(key, ()):
-                    counts = per_view[kind]
-                    counts[view] = counts.get(view, 0) + count
+            for kind, view in containing.get((v.session_key, v.first), ()):
+                counts = per_view[kind]
+                counts[view] = counts.get(view, 0) + count
         for kind in kinds:
             if per_view[kind]:
                 kind_tf[kind][t] = per_view[kind]
