@@ -31,7 +31,7 @@ Every ordering ends in a stable key (session tag, position), never storage order
 from __future__ import annotations
 
 import heapq
-from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence
 
 from ..storage.reader import Reader
 from ..storage.rows import MessageRow
@@ -236,11 +236,12 @@ def _best_first(fused: Mapping[Key, float], pool: Pool, first: Optional[int] = N
     """Highest fused score first (only the `first` best if given); equal scores by session tag,
     then position: never by storage order."""
     messages = pool.messages
-
-    def order(key: Key) -> Tuple[float, str, int]:
-        return -fused[key], messages[key].tag, key[1]
-
-    return sorted(fused, key=order) if first is None else heapq.nsmallest(first, fused, key=order)
+    # Sort keys made in one pass, not by a Python call per comparison's key; the position in
+    # `fused` last, as a stable sort on (score, tag, position) would order full ties.
+    decorated = [(-score, messages[key].tag, key[1], i) for i, (key, score) in enumerate(fused.items())]
+    chosen = sorted(decorated) if first is None else heapq.nsmallest(first, decorated)
+    keys = list(fused)
+    return [keys[entry[3]] for entry in chosen]
 
 
 def rerank_state_updates(prepared: Prepared, ordered: Ordered, ranking: Ranking) -> Ordered:
