@@ -205,8 +205,13 @@ def best_per_message(scores: Mapping[int, float], views: Mapping[int, ViewRow]) 
     for doc, score in scores.items():
         view = views[doc]
         best = out[view.kind]
-        session_key = view.session_key
-        for seq in range(view.first, view.last + 1):
+        session_key, first, last = view.session_key, view.first, view.last
+        if first == last:  # a message view (most of them): no range to walk
+            key = (session_key, first)
+            if score > best.get(key, 0.0):
+                best[key] = score
+            continue
+        for seq in range(first, last + 1):
             key = (session_key, seq)
             if score > best.get(key, 0.0):
                 best[key] = score
@@ -377,11 +382,12 @@ def _messages(reader: Reader, views: Mapping[int, ViewRow], matched: Set[Key]) -
     for session_key in sorted(positions):
         view = some_view[session_key]
         session = reader.session(view)
+        features, rows, session_id, tag = session.messages, session.rows, view.session_id, view.tag
         for seq in sorted(positions[session_key]):
             key = (session_key, seq)
-            speaker, timestamp, tokens, spans = session.messages[seq]
-            out[key] = Message(key, view.session_id, view.tag, speaker, timestamp,
-                               tokens if key in matched else (), spans, session.rows[seq].content)
+            speaker, timestamp, tokens, spans = features[seq]
+            out[key] = Message(key, session_id, tag, speaker, timestamp,
+                               tokens if key in matched else (), spans, rows[seq].content)
     return out
 
 
