@@ -198,7 +198,6 @@ def _bridges(reader: Reader, user_key: int, query: Query, scorer: _Scorer,
     return related, typo
 
 
-
 def best_per_message(scores: Mapping[int, float], views: Mapping[int, ViewRow]) -> Dict[str, Dict[Key, float]]:
     """For each view kind, each message's best score among the scored views of that kind holding it."""
     out: Dict[str, Dict[Key, float]] = {kind: {} for kind in KINDS}
