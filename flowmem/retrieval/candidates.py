@@ -153,7 +153,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
 
     found.update(reader.views(_period_docs(reader, user_key, query, scorer, limits, found)))
     context = _context(reader, found, scores, limits)
-    scores.update(_context_scores(scorer, query.terms, tf, found, context))
+    scores.update(_context_scores(reader, scorer, query.terms, tf, found, context))
     pool_views = dict(found)
     pool_views.update(context)
     matched = sorted((v.session_key, v.first) for v in found.values())
@@ -205,12 +205,7 @@ def best_per_message(scores: Mapping[int, float], views: Mapping[int, ViewRow]) 
         view = views[doc]
         best = out[view.kind]
         session_key, first, last = view.session_key, view.first, view.last
-        if first == last:  # a message view (most of them): no range to walk
-            key = (session_key, first)
-            if score > best.get(key, 0.0):
-                best[key] = score
-            continue
-        for seq in range(first, last + 1):
+        for seq in (first,) if first == last else range(first, last + 1):  # most are message views
             key = (session_key, seq)
             if score > best.get(key, 0.0):
                 best[key] = score
@@ -338,24 +333,25 @@ def _context(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, 
     return context
 
 
-def _context_scores(scorer: _Scorer, terms: Sequence[str], tf: Mapping[str, Mapping[int, int]],
+def _context_scores(reader: Reader, scorer: _Scorer, terms: Sequence[str], tf: Mapping[str, Mapping[int, int]],
                     found: Mapping[int, ViewRow], context: Mapping[int, ViewRow]) -> Dict[int, float]:
-    """BM25 of windows and segments, their term counts summed from their messages'."""
+    """BM25 of windows and segments, their term counts summed from their messages' (held: from views_at,
+    session_cache.py, for the messages holding a term in the sessions the context comes from)."""
     kinds = (WINDOW, SEGMENT)
-    # message -> (kind, view) of the context views holding it, in context order: each kind's
-    # counts below fill in the same order as they would kind by kind
-    containing: Dict[Key, List[Tuple[str, int]]] = {}
-    for d, v in context.items():
-        for seq in range(v.first, v.last + 1):
-            containing.setdefault((v.session_key, seq), []).append((v.kind, d))
+    sessions = {v.session_key for v in context.values()}
+    held: Dict[int, List[ViewRow]] = {}  # doc -> the context views holding its message
     kind_tf: Dict[str, Dict[str, Dict[int, int]]] = {kind: {} for kind in kinds}
     for t in terms:
         per_view: Dict[str, Dict[int, int]] = {kind: {} for kind in kinds}
         for doc, count in tf.get(t, {}).items():
-            v = found[doc]
-            for kind, view in containing.get((v.session_key, v.first), ()):
-                counts = per_view[kind]
-                counts[view] = counts.get(view, 0) + count
+            views = held.get(doc)
+            if views is None:
+                v = found[doc]
+                around = reader.session(v).views_at.get(v.first, ()) if v.session_key in sessions else ()
+                views = held[doc] = [view for view in around if view.doc_id in context]
+            for view in views:
+                counts = per_view[view.kind]
+                counts[view.doc_id] = counts.get(view.doc_id, 0) + count
         for kind in kinds:
             if per_view[kind]:
                 kind_tf[kind][t] = per_view[kind]
