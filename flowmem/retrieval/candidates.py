@@ -371,8 +371,10 @@ def _messages(reader: Reader, views: Mapping[int, ViewRow], matched: Set[Key]) -
     positions: Dict[int, Set[int]] = {}
     some_view: Dict[int, ViewRow] = {}  # a view of each session: what the session cache is asked with
     for view in views.values():
-        some_view.setdefault(view.session_key, view)
-        positions.setdefault(view.session_key, set()).update(range(view.first, view.last + 1))
+        held = positions.get(view.session_key)
+        if held is None:
+            some_view[view.session_key], held = view, positions.setdefault(view.session_key, set())
+        held.update((view.first,) if view.first == view.last else range(view.first, view.last + 1))
     out: Dict[Key, Message] = {}
     for session_key in sorted(positions):
         view = some_view[session_key]

@@ -151,7 +151,7 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
                          ranking.message_share, spare=_SPARE_PICKS)
     items: List[Dict[str, Any]] = []
     seen_contents = set()
-    audited = sorted(ordered.audit.items())  # once, not per item
+    audited = [(name, ranks) for name, ranks in sorted(ordered.audit.items()) if ranks]  # once, not per item
     for pick in picks:
         if len(items) == top_k:
             break
