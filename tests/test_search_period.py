@@ -96,7 +96,7 @@ class PeriodCandidatesTest(MemoryTestCase):
 
 class PeriodSignalTest(MemoryTestCase):
     def message(self, key, day, spans=()):
-        return Message(key, "s", "t", (), None if day is None else day * DAY_MS, (), spans, False)
+        return Message(key, "s", "t", (), None if day is None else day * DAY_MS, (), spans, "")
 
     def test_said_inside_outranks_naming_a_day_inside_and_the_boundaries_count(self):
         first, last = 19417, 19423  # 2023-03-01 .. 2023-03-07, days since 1970-01-01

@@ -94,7 +94,7 @@ def _message(seq: int, text: str, day: int) -> Message:
     """A message said on day `day` of May 2023, tokenised and dated as the index does."""
     date = datetime.date(2023, 5, day)
     stamp = int(datetime.datetime(2023, 5, day, tzinfo=datetime.timezone.utc).timestamp() * 1000)
-    return Message((1, seq), "s1", "s1", (), stamp, tuple(tokenize(text) + timeexpr.tokens(date, date)), (), False)
+    return Message((1, seq), "s1", "s1", (), stamp, tuple(tokenize(text) + timeexpr.tokens(date, date)), (), text)
 
 
 class UpdateCuesTest(unittest.TestCase):

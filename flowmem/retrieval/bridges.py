@@ -175,6 +175,10 @@ def edit_distance(a: str, b: str, limit: int) -> int:
     """Edits (insert, delete, replace, swap of neighbours) from `a` to `b`; limit + 1 once past `limit`."""
     if abs(len(a) - len(b)) > limit:
         return limit + 1
+    # An edit changes the set of letters by two at most (a replacement): a cheap bound that
+    # spares the table for most of a vocabulary's words, which share little but a first letter.
+    if len(set(a).symmetric_difference(b)) > 2 * limit:
+        return limit + 1
     before: List[int] = []
     row = list(range(len(b) + 1))
     for i in range(1, len(a) + 1):

@@ -41,7 +41,12 @@ class Message(NamedTuple):
     timestamp_ms: Optional[int]
     tokens: Tuple[str, ...]
     spans: Tuple[Tuple[int, int], ...]  # the dates the text mentions or implies: (first, last) day ordinals
-    asks: bool  # the text asks something (_asks()): the next message, by someone else, is likely its answer
+    content: str  # the stored text: read for asks only, by the few messages the reply signal looks at
+
+    @property
+    def asks(self) -> bool:
+        """Whether the text asks something (_asks()): the next message, by someone else, is likely its answer."""
+        return _asks(self.content)
 
     @property
     def dated(self) -> bool:
@@ -148,7 +153,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
 
     found.update(reader.views(_period_docs(reader, user_key, query, scorer, limits, found)))
     context = _context(reader, found, scores, limits)
-    scores.update(_context_scores(scorer, query.terms, tf, found, context))
+    scores.update(_context_scores(reader, scorer, query.terms, tf, found, context))
     pool_views = dict(found)
     pool_views.update(context)
     matched = sorted((v.session_key, v.first) for v in found.values())
@@ -193,15 +198,14 @@ def _bridges(reader: Reader, user_key: int, query: Query, scorer: _Scorer,
     return related, typo
 
 
-
 def best_per_message(scores: Mapping[int, float], views: Mapping[int, ViewRow]) -> Dict[str, Dict[Key, float]]:
     """For each view kind, each message's best score among the scored views of that kind holding it."""
     out: Dict[str, Dict[Key, float]] = {kind: {} for kind in KINDS}
     for doc, score in scores.items():
         view = views[doc]
         best = out[view.kind]
-        session_key = view.session_key
-        for seq in range(view.first, view.last + 1):
+        session_key, first, last = view.session_key, view.first, view.last
+        for seq in (first,) if first == last else range(first, last + 1):  # most are message views
             key = (session_key, seq)
             if score > best.get(key, 0.0):
                 best[key] = score
@@ -324,31 +328,30 @@ def _context(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, 
     context: Dict[int, ViewRow] = {}
     for d in best:
         v = found[d]
-        for view in reader.session(v).views:
-            if view.first <= v.first <= view.last:
-                context[view.doc_id] = view
+        for view in reader.session(v).views_at.get(v.first, ()):
+            context[view.doc_id] = view
     return context
 
 
-def _context_scores(scorer: _Scorer, terms: Sequence[str], tf: Mapping[str, Mapping[int, int]],
+def _context_scores(reader: Reader, scorer: _Scorer, terms: Sequence[str], tf: Mapping[str, Mapping[int, int]],
                     found: Mapping[int, ViewRow], context: Mapping[int, ViewRow]) -> Dict[int, float]:
-    """BM25 of windows and segments, their term counts summed from their messages'."""
+    """BM25 of windows and segments, their term counts summed from their messages' (held: from views_at,
+    session_cache.py, for the messages holding a term in the sessions the context comes from)."""
     kinds = (WINDOW, SEGMENT)
-    containing: Dict[str, Dict[Key, List[int]]] = {kind: {} for kind in kinds}  # kind -> message -> views
-    for d, v in context.items():
-        index = containing[v.kind]
-        for seq in range(v.first, v.last + 1):
-            index.setdefault((v.session_key, seq), []).append(d)
+    sessions = {v.session_key for v in context.values()}
+    held: Dict[int, List[ViewRow]] = {}  # doc -> the context views holding its message
     kind_tf: Dict[str, Dict[str, Dict[int, int]]] = {kind: {} for kind in kinds}
     for t in terms:
         per_view: Dict[str, Dict[int, int]] = {kind: {} for kind in kinds}
         for doc, count in tf.get(t, {}).items():
-            v = found[doc]
-            key = (v.session_key, v.first)
-            for kind in kinds:
-                for view in containing[kind].get(key, ()):
-                    counts = per_view[kind]
-                    counts[view] = counts.get(view, 0) + count
+            views = held.get(doc)
+            if views is None:
+                v = found[doc]
+                around = reader.session(v).views_at.get(v.first, ()) if v.session_key in sessions else ()
+                views = held[doc] = [view for view in around if view.doc_id in context]
+            for view in views:
+                counts = per_view[view.kind]
+                counts[view.doc_id] = counts.get(view.doc_id, 0) + count
         for kind in kinds:
             if per_view[kind]:
                 kind_tf[kind][t] = per_view[kind]
@@ -368,17 +371,20 @@ def _messages(reader: Reader, views: Mapping[int, ViewRow], matched: Set[Key]) -
     positions: Dict[int, Set[int]] = {}
     some_view: Dict[int, ViewRow] = {}  # a view of each session: what the session cache is asked with
     for view in views.values():
-        some_view.setdefault(view.session_key, view)
-        positions.setdefault(view.session_key, set()).update(range(view.first, view.last + 1))
+        held = positions.get(view.session_key)
+        if held is None:
+            some_view[view.session_key], held = view, positions.setdefault(view.session_key, set())
+        held.update((view.first,) if view.first == view.last else range(view.first, view.last + 1))
     out: Dict[Key, Message] = {}
     for session_key in sorted(positions):
         view = some_view[session_key]
         session = reader.session(view)
+        features, rows, session_id, tag = session.messages, session.rows, view.session_id, view.tag
         for seq in sorted(positions[session_key]):
             key = (session_key, seq)
-            speaker, timestamp, tokens, spans = session.messages[seq]
-            out[key] = Message(key, view.session_id, view.tag, speaker, timestamp,
-                               tokens if key in matched else (), spans, _asks(session.rows[seq].content))
+            speaker, timestamp, tokens, spans = features[seq]
+            out[key] = Message(key, session_id, tag, speaker, timestamp,
+                               tokens if key in matched else (), spans, rows[seq].content)
     return out
 
 

@@ -13,6 +13,7 @@ on dict or set order.
 """
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Dict, Hashable, Mapping, Optional, TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -23,11 +24,13 @@ def competition_ranks(scores: Mapping[K, float]) -> Dict[K, int]:
 
     scores: one signal's score per item.
     """
-    ordered = sorted(((s, key) for key, s in scores.items() if s > 0), key=lambda p: -p[0])
+    # Highest first, ties in the scores' own order (a reversed sort stays stable): the same
+    # order as a stable sort on the negated score, without a Python call per item.
+    ordered = sorted([(key, s) for key, s in scores.items() if s > 0], key=itemgetter(1), reverse=True)
     out: Dict[K, int] = {}
     previous = None
     rank = 0
-    for position, (score, key) in enumerate(ordered, 1):
+    for position, (key, score) in enumerate(ordered, 1):
         if score != previous:
             rank = position
             previous = score

@@ -30,8 +30,7 @@ Every ordering ends in a stable key (session tag, position), never storage order
 """
 from __future__ import annotations
 
-import heapq
-from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence
 
 from ..storage.reader import Reader
 from ..storage.rows import MessageRow
@@ -152,10 +151,11 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
                          ranking.message_share, spare=_SPARE_PICKS)
     items: List[Dict[str, Any]] = []
     seen_contents = set()
+    audited = [(name, ranks) for name, ranks in sorted(ordered.audit.items()) if ranks]  # once, not per item
     for pick in picks:
         if len(items) == top_k:
             break
-        audit = {name: ranks[pick.anchor] for name, ranks in sorted(ordered.audit.items()) if pick.anchor in ranks}
+        audit = {name: ranks[pick.anchor] for name, ranks in audited if pick.anchor in ranks}
         rows = [prepared.message_row(key) for key in pick.keys()]
         anchor = prepared.pool.messages[pick.anchor]
         item = result_item(pick, Session(anchor.session_id, anchor.tag), rows, audit, ranking)
@@ -234,12 +234,19 @@ def _weighted(signal_ranks: Dict[str, Dict[Key, int]], weights: Mapping[str, flo
 def _best_first(fused: Mapping[Key, float], pool: Pool, first: Optional[int] = None) -> List[Key]:
     """Highest fused score first (only the `first` best if given); equal scores by session tag,
     then position: never by storage order."""
+    if first is not None and first <= 0:
+        return []
     messages = pool.messages
-
-    def order(key: Key) -> Tuple[float, str, int]:
-        return -fused[key], messages[key].tag, key[1]
-
-    return sorted(fused, key=order) if first is None else heapq.nsmallest(first, fused, key=order)
+    # Only messages scoring at least the `first`-th best score can be among the `first` best
+    # (the head's 10, adjacency's 3): just those get sort keys.
+    floor = sorted(fused.values(), reverse=True)[first - 1] if first is not None and first < len(fused) else None
+    # Sort keys made in one pass, not by a Python call per comparison's key; the position in
+    # `fused` last, as a stable sort on (score, tag, position) would order full ties.
+    decorated = [(-score, messages[key].tag, key[1], i) for i, (key, score) in enumerate(fused.items())
+                 if floor is None or score >= floor]
+    decorated.sort()
+    keys = list(fused)
+    return [keys[entry[3]] for entry in decorated[:first]]
 
 
 def rerank_state_updates(prepared: Prepared, ordered: Ordered, ranking: Ranking) -> Ordered:

@@ -114,13 +114,13 @@ def _pairs(question: str, stemmed: bool) -> List[Tuple[str, str]]:
     return _first(zip(content, content[1:]), MAX_QUERY_PAIRS)
 
 
-def _numbers(question: str) -> List[str]:
+def _numbers(question: str, resolved: Sequence[timeexpr.Resolution]) -> List[str]:
     """The numbers the question states, as canonical values (numbers.py), other than those of its dates.
 
     "on 7 July, 2023" is a date, which the date tokens match; its 7 and 2023 as numbers
     would favour every message that says a 7.
     """
-    for r in timeexpr.resolve(question, None):
+    for r in resolved:
         question = question.replace(r.expression, " ")
     tokens = tokenize(question, False)
     # What the resolver leaves without a day to anchor it ("in November 2022", "on Aug 15th") is a date too.
@@ -132,14 +132,16 @@ def _numbers(question: str) -> List[str]:
     return _first(number_values(kept), MAX_QUERY_NUMBERS)
 
 
-def intent(question: str) -> str:
+def intent(question: str, resolved: Optional[Sequence[timeexpr.Resolution]] = None) -> str:
     """The question's temporal intent, or "" when it has none.
 
     A question that names a date asks about that time, not the present ("What was she
-    currently reading in May 2023?"): it is never CURRENT.
+    currently reading in May 2023?"): it is never CURRENT. resolved: timeexpr.resolve(question,
+    None) when the caller has it already.
     """
     for name, pattern in _INTENTS:
-        if pattern.search(question) and not (name == CURRENT and timeexpr.resolve(question, None)):
+        if pattern.search(question) and not (
+                name == CURRENT and (timeexpr.resolve(question, None) if resolved is None else resolved)):
             return name
     return ""
 
@@ -167,21 +169,27 @@ def _options(options: Sequence[str], question_terms: Sequence[str], stemmed: boo
     return out
 
 
-def date_terms(question: str) -> List[str]:
-    """Date tokens (timeexpr.tokens) of the dates a question writes out: "in May 2023", "on 8 May 2023"."""
-    return unique(t for r in timeexpr.resolve(question, None) for t in timeexpr.tokens(r.start, r.end))
+def date_terms(resolved: Sequence[timeexpr.Resolution]) -> List[str]:
+    """Date tokens (timeexpr.tokens) of the dates a question writes out ("in May 2023", "on 8 May 2023"),
+    from timeexpr.resolve(question, None)."""
+    return unique(t for r in resolved for t in timeexpr.tokens(r.start, r.end))
 
 
 def analyze(question: str, options: Sequence[str] = (), stemmed: bool = True, dates: bool = True) -> Query:
-    """Everything the rankings read from a question (`stemmed` and `dates` as the index is)."""
+    """Everything the rankings read from a question (`stemmed` and `dates` as the index is).
+
+    The question's words and dates are read once (query_terms(), timeexpr.resolve()) for every part that needs them.
+    """
+    asked = query_terms(question, stemmed)
+    resolved = timeexpr.resolve(question, None)
     return Query(
         text=question,
-        terms=_first(query_terms(question, stemmed) + (date_terms(question) if dates else []), MAX_QUERY_TERMS),
+        terms=_first(asked + (date_terms(resolved) if dates else []), MAX_QUERY_TERMS),
         names=_names(question, stemmed),
         pairs=_pairs(question, stemmed),
-        numbers=_numbers(question),
-        intent=intent(question),
-        options=_options(options, query_terms(question, stemmed), stemmed),
+        numbers=_numbers(question, resolved),
+        intent=intent(question, resolved),
+        options=_options(options, asked, stemmed),
         many=asks_many(question),
     )
 

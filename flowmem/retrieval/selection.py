@@ -13,7 +13,7 @@ so the reader gets more of the conversation around the evidence. Rules:
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Mapping, NamedTuple, Sequence, Set, Tuple
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 from ..storage.views import MESSAGE
 from .candidates import Key, Pool
@@ -34,14 +34,24 @@ class Pick(NamedTuple):
         return [(self.session_key, seq) for seq in range(self.first, self.last + 1)]
 
 
-def _views_around(pool: Pool, kind: str) -> Dict[Key, List[Tuple[int, int]]]:
-    """For each message, the (first, last) of the pool's views of `kind` that contain it."""
-    out: Dict[Key, List[Tuple[int, int]]] = {}
-    for view in pool.views.values():
-        if view.kind == kind:
-            for seq in range(view.first, view.last + 1):
-                out.setdefault((view.session_key, seq), []).append((view.first, view.last))
-    return out
+class _ViewsAround:
+    """For a message, the (first, last) of the pool's views of one kind that contain it, found when asked.
+
+    Only the messages that reach the view slots are asked about (a few dozen), so the
+    views are grouped by session once and each message looks only through its own
+    session's: no map of every pool message is built.
+    """
+
+    def __init__(self, pool: Pool, kind: str):
+        self.by_session: Dict[int, List[Tuple[int, int]]] = {}
+        for view in pool.views.values():
+            if view.kind == kind:
+                self.by_session.setdefault(view.session_key, []).append((view.first, view.last))
+
+    def of(self, key: Key) -> List[Tuple[int, int]]:
+        """The (first, last) of the views holding message `key`, in order (none: an empty list)."""
+        seq = key[1]
+        return sorted(span for span in self.by_session.get(key[0], ()) if span[0] <= seq <= span[1])
 
 
 def select_views(order: Sequence[Key], scores: Mapping[Key, float], pool: Pool, top_k: int,
@@ -53,7 +63,7 @@ def select_views(order: Sequence[Key], scores: Mapping[Key, float], pool: Pool, 
     """
     picks: List[Pick] = []
     shown: Set[Key] = set()
-    around: Dict[Key, List[Tuple[int, int]]] = {}
+    around: Optional[_ViewsAround] = None
     messages_first = math.ceil(top_k * message_share)
     for key in order:
         if len(picks) >= top_k + spare:
@@ -61,11 +71,11 @@ def select_views(order: Sequence[Key], scores: Mapping[Key, float], pool: Pool, 
         if key in shown:
             continue
         pick = Pick(MESSAGE, key[0], key[1], key[1], scores[key], key)
-        if len(picks) == messages_first and view_kind != MESSAGE and not around:
-            around = _views_around(pool, view_kind)  # only once views are due
-        if len(picks) >= messages_first and key in around:
+        if len(picks) == messages_first and view_kind != MESSAGE and around is None:
+            around = _ViewsAround(pool, view_kind)  # only once views are due
+        if len(picks) >= messages_first and around is not None:
             best = None
-            for first, last in sorted(around[key]):
+            for first, last in around.of(key):
                 fresh = [(key[0], seq) for seq in range(first, last + 1) if (key[0], seq) not in shown]
                 value = sum(scores.get(m, 0.0) for m in fresh)
                 if len(fresh) > 1 and (best is None or value > best[0]):

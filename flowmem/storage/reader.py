@@ -53,7 +53,12 @@ class Reader:
             for t in set(tokens):
                 doc_freqs[t] = doc_freqs.get(t, 0) + 1
         context = tuple(self.context_views(view.session_key, 1, view.session_messages))
-        return SessionData(len(messages), messages, context, doc_freqs, rows, cost)
+        views_at: Dict[int, List[ViewRow]] = {}
+        for around in context:
+            for seq in range(around.first, around.last + 1):
+                views_at.setdefault(seq, []).append(around)
+        return SessionData(len(messages), messages, context, doc_freqs, rows, cost,
+                           {seq: tuple(held) for seq, held in views_at.items()})
 
     def sessions_read(self) -> List[SessionData]:
         """The sessions this reader has read so far, in the order first read."""
@@ -82,9 +87,10 @@ class Reader:
 
     def postings(self, user_key: int, kind: str, tokens: Sequence[str]) -> List[Tuple[str, int]]:
         """(token, doc_id) for every occurrence of `tokens` in the user's views of `kind`."""
-        cut = len(fts.kind_prefix(user_key, kind))
-        return [(term[cut:], doc) for sql, params in fts.postings_sql(user_key, kind, tokens)
-                for term, doc in self.conn.execute(sql, params)]
+        out: List[Tuple[str, int]] = []
+        for sql, params in fts.postings_sql(user_key, kind, tokens):
+            out.extend(self.conn.execute(sql, params).fetchall())
+        return out
 
     def doc_freqs(self, user_key: int, tokens: Sequence[str],
                   kinds: Sequence[str] = KINDS) -> Dict[Tuple[str, str], int]:

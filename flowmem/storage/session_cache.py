@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import collections
 import threading
-from typing import Callable, Dict, NamedTuple, Optional, Tuple
+from types import MappingProxyType
+from typing import Callable, Dict, Mapping, NamedTuple, Optional, Tuple
 
 from .rows import MessageRow, ViewRow
 
@@ -34,6 +35,9 @@ class SessionData(NamedTuple):
     doc_freqs: Dict[str, int]  # token -> how many of the session's messages hold it
     rows: Dict[int, MessageRow]  # position -> the stored message: what results show
     cost: int = 0  # what it counts against the bound: its messages, a long one as several (CACHE_UNIT_CHARS)
+    # position -> the windows and segments holding it, in `views` order: what a search asks of
+    # the messages it scores in context, looked up instead of walking every view of the session
+    views_at: Mapping[int, Tuple[ViewRow, ...]] = MappingProxyType({})
 
     def weight(self) -> int:
         return self.cost or len(self.messages)

@@ -50,6 +50,7 @@ _TENS_STEMS = {stem(w) for w in _TENS} | set(_TENS)
 _DIGITS = re.compile(r"(\d+(?:\.\d+)?)(?:st|nd|rd|th|[a-z]{1,3})?")
 _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
+_CN_NUMERALS = frozenset(_CN_DIGITS) | frozenset(_CN_UNITS)
 MAX_NUMBERS = 64  # numbers read from one text, at most
 
 
@@ -82,6 +83,8 @@ def _value(token: str) -> Optional[str]:
         return _canonical(match.group(1))
     if token in _WORDS:
         return str(_WORDS[token])
+    if not token or token[0] not in _CN_NUMERALS:
+        return None  # the common case, decided without reading the whole token (chinese_value())
     cn = chinese_value(token)
     return None if cn is None else str(cn)
 

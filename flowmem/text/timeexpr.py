@@ -323,12 +323,16 @@ def _may_match(pattern: re.Pattern, lowered: str, numeric: bool) -> bool:
     return numeric if pattern.pattern.isascii() else not lowered.isascii()
 
 
+_EPOCH_DAY = Date(1970, 1, 1)
+_DAY_MS = 86_400_000
+
+
 def day_of(timestamp_ms: Optional[int]) -> Optional[Date]:
     """The UTC date of a Unix-ms timestamp, None if unknown or unrepresentable."""
     if timestamp_ms is None:
         return None
-    try:
-        return (datetime.datetime(1970, 1, 1) + datetime.timedelta(milliseconds=timestamp_ms)).date()
+    try:  # whole days since the epoch, floored (before 1970 too): the date of the UTC instant, without a datetime
+        return _EPOCH_DAY + datetime.timedelta(days=timestamp_ms // _DAY_MS)
     except OverflowError:
         return None
 
