@@ -176,11 +176,9 @@ class Config:
     # 0.7282 at 0 and 0.7278 at 1.0, and temporal Hit@10 0.923 against 0.910 (`python tools/eval.py locomo ...`);
     # synthetic (`python tools/eval.py synthetic --set related_share=1`) gains a question each in paraphrase
     # (Hit@10 0.294 -> 0.324) and typo (0.625 -> 0.688). Expanding every question word, or windows' and
-    # segments' BM25 too: paraphrase 0.382-0.471 but LoCoMo dev 0.7173-0.7253. With the Chinese lexicon in,
-    # related_share 1 gives paraphrase Hit@10 0.353 (0.294 at 0), LoCoMo unchanged from the above. Measured and
-    # not kept: those stand-ins as a ranking of their own (weight W): LoCoMo dev 0.7279 / 0.7267 / 0.7218 / 0.6941
-    # at W 0.05 / 0.1 / 0.3 / 1.0, paraphrase Hit@10 0.324 / 0.324 / 0.353 / 0.441: on real conversations the
-    # related words of a word never said are mostly noise.
+    # segments' BM25 too: paraphrase 0.382-0.471 but LoCoMo dev 0.7173-0.7253. Stand-ins as a ranking of their
+    # own at weight 0.05 / 0.1 / 0.3 / 1.0: LoCoMo dev 0.7279 / 0.7267 / 0.7218 / 0.6941, paraphrase Hit@10 0.324 /
+    # 0.324 / 0.353 / 0.441 (the Chinese lexicon in): on real conversations they are mostly noise.
     related_share: float = setting(
         0.0, "ranking", "share of its idf x strength a related word of a question word the memory never "
         "holds counts for in the message's BM25 (0: related words only feed weight_related)")
