@@ -1,7 +1,7 @@
 PYTHON ?= python3
 LOCOMO ?= ../shared/data/locomo/locomo10-dev.json
 
-.PHONY: test lint serve eval eval-synthetic bench bench-isolation check-contract
+.PHONY: test lint serve eval eval-synthetic bench bench-locomo bench-isolation check-contract
 
 # Every test, standard library only.
 test:
@@ -26,6 +26,10 @@ eval-synthetic:
 # Speed: Add throughput (in-process and over HTTP), Search latency beside bare FTS5, memory, disk.
 bench:
 	$(PYTHON) tools/bench.py
+
+# Speed on real conversation text: one user of LoCoMo text at 1k/10k/100k messages beside bare FTS5 (LOCOMO=...).
+bench-locomo:
+	$(PYTHON) tools/bench_locomo.py $(LOCOMO)
 
 # Search latency of one user inside 1M messages of 1,000 others vs an empty database.
 bench-isolation:
