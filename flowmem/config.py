@@ -191,17 +191,15 @@ class Config:
     feedback_docs: int = setting(
         5, "ranking", "best messages whose distinctive words are searched for too (pseudo-relevance feedback); "
         "0 turns it off")
-    # 20, not the 40 tools/tune.py chose: on LoCoMo dev the two score the same (Hit@1/Hit@10/MRR
-    # equal, Recall@100 0.943 vs 0.944), and 20 reads half the postings: p50 1.4 ms lower in paired
-    # runs. Synthetic: one question fewer at Hit@1 (`python tools/eval.py ... --set feedback_terms=40`).
+    # 20, not the 40 tools/tune.py chose: equal on LoCoMo dev (Recall@100 0.943 vs 0.944), half the postings
+    # read: p50 1.4 ms lower, paired. Synthetic: 1 question fewer at Hit@1 (`tools/eval.py --set feedback_terms=40`).
     feedback_terms: int = setting(20, "ranking", "distinctive words that feedback searches for, at most")
     postings_budget: int = setting(
         5000, "ranking", "postings read for the question's words (and again for feedback's), at most; the commonest "
         "words past it are skipped")
-    # On LoCoMo dev the pool already holds nearly every message of a conversation (candidate_pool
-    # 1000), so 0, 20, 50 and 100 score the same (objective 0.7065 each, weight_period 0.3); 50
-    # lets a period's sessions in where the question's words miss them (a LoCoMo dev session holds 21.6
-    # messages on average: two sessions) and bounds what one question costs.
+    # On LoCoMo dev the pool already holds nearly every message of a conversation (candidate_pool 1000), so 0, 20,
+    # 50 and 100 score the same (objective 0.7065 each, weight_period 0.3); 50 lets a period's sessions in where
+    # the question's words miss them (a LoCoMo dev session: 21.6 messages on average) and bounds a question's cost.
     period_pool: int = setting(
         50, "ranking", "messages dated in the period a question names that join the pool without sharing its words")
     tail_weight_feedback: float = setting(
@@ -231,6 +229,8 @@ class Config:
         "FULL", "database", "SQLite durability: OFF, NORMAL, FULL or EXTRA; FULL means an acknowledged Add "
         "survives power loss")
     log_level: str = setting("INFO", "server", "the lowest level logged: DEBUG, INFO, WARNING or ERROR")
+    # A search makes many short-lived objects, no lasting cycles: the collector's passes over long-lived ones wait.
+    pause_gc: bool = setting(True, "database", "pause Python's cyclic garbage collector during each search")
 
     def key(self) -> Optional[str]:
         """The API key: `api_key` if set, else the first line of `api_key_file`, else None."""

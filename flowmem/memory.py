@@ -14,8 +14,10 @@ retrieval takes it as given.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import sqlite3
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional
 
 from . import __version__
 from .config import Config
@@ -54,6 +56,24 @@ def reindex(config: Config, progress: Optional[Callable[[int, int], None]] = Non
         store.close()
 
 
+@contextlib.contextmanager
+def collector_paused(pause: bool) -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block, if `pause` and it is on; back on after.
+
+    The collector is process-wide: whoever turned it off turns it back on, so with
+    searches on several threads it is on again once the last of those finishes, and a
+    collector someone else switched off stays off.
+    """
+    paused = pause and gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
 class Memory:
     """A flowmem memory on one database file."""
 
@@ -88,8 +108,9 @@ class Memory:
     def search(self, body: Mapping[str, Any]) -> Dict[str, Any]:
         """Answer a Search body (contract: query, user_id, top_k, optional options) with `{"data": [...]}`."""
         request = parse_search(body, self.config.top_k_cap)
-        return {"data": search(self.store, request.user_id, request.query, request.top_k, request.options,
-                               self._ranking)}
+        with collector_paused(self.config.pause_gc):
+            return {"data": search(self.store, request.user_id, request.query, request.top_k, request.options,
+                                   self._ranking)}
 
     def health(self) -> Dict[str, Any]:
         """Status, versions and schema; never any memory content."""

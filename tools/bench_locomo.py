@@ -2,7 +2,7 @@
 """Search speed on real conversation text: one heavy user, flowmem beside a bare FTS5 query.
 
     python tools/bench_locomo.py PATH/locomo10-dev.json [--sizes 1000,10000,100000] [--questions 200]
-                                 [--seed 7] [--workdir DIR] [--json OUT] [--no-http]
+                                 [--seed 7] [--set NAME=VALUE] [--workdir DIR] [--json OUT] [--no-http]
 
 `make bench`'s own corpus (tools/bench_isolation.py's generator) is kinder than real
 conversation, where the speakers' names and everyday words hit a large share of all
@@ -149,9 +149,10 @@ def summary(times: Sequence[float]) -> Dict[str, float]:
             "mean_ms": sum(times) / len(times) if times else 0.0}
 
 
-def search(db: str, bare_db: str, asked: Sequence[str], rounds: int, top_k: int) -> Dict[str, Any]:
-    """Phase: flowmem and the bare baseline, warm, `rounds` timed passes each, alternating which goes first."""
-    memory = Memory(load({"db": db}, environ={}))
+def search(db: str, bare_db: str, asked: Sequence[str], rounds: int, top_k: int,
+           settings: Dict[str, Any]) -> Dict[str, Any]:
+    """Phase: flowmem (with `settings`) and the bare baseline, warm, `rounds` timed passes each, alternating."""
+    memory = Memory(load(dict(settings, db=db), environ={}))
     conn = sqlite3.connect(bare_db, isolation_level=None)
     expressions = [bare_expression(q) for q in asked]
     kept = [i for i, e in enumerate(expressions) if e]  # a question of stopwords alone: no bare query
@@ -273,6 +274,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--rebuild", action="store_true", help="build the databases even if cached")
     parser.add_argument("--no-http", action="store_true", help="skip the HTTP overhead phase")
     parser.add_argument("--http-sizes", default="1000,10000", help="sizes whose HTTP overhead is measured")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a flowmem setting for the searches (ranking, results, pause_gc ...)")
     parser.add_argument("--json", help="write every figure here")
     return parser.parse_args(argv)
 
@@ -281,13 +284,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
     os.makedirs(args.workdir, exist_ok=True)
     asked = questions(datasets.load_locomo(args.data), args.questions, args.seed)
+    settings = dict(item.split("=", 1) for item in args.set)
     http_sizes = set() if args.no_http else {int(s) for s in args.http_sizes.split(",") if s}
     sizes = []
     for n in (int(s) for s in args.sizes.split(",")):
         db, bare_db, built = cached_store(args, n)
         bench.log("[search] %d messages, %d questions, %d rounds" % (n, len(asked), args.rounds))
         figures: Dict[str, Any] = {"messages": n, "build": built,
-                                   "search": bench.run_phase(search, db, bare_db, asked, args.rounds, 100)}
+                                   "search": bench.run_phase(search, db, bare_db, asked, args.rounds, 100, settings)}
         if n in http_sizes:
             bench.log("[http] %d messages" % n)
             figures["http"] = bench.run_phase(http_overhead, db, asked, args.workdir)
@@ -295,7 +299,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(report(sizes))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"sizes": sizes, "questions": asked, "seed": args.seed}, f, indent=1, sort_keys=True)
+            json.dump({"sizes": sizes, "questions": asked, "seed": args.seed, "settings": settings}, f, indent=1,
+                      sort_keys=True)
     return 0
 
 
