@@ -144,9 +144,8 @@ class Config:
         0.1, "ranking", 'weight of time order (earliest or latest first) for "first"/"last" questions')
     weight_adjacency: float = setting(
         0.05, "ranking", "weight of being next to one of the best adjacency_top messages")
-    # LoCoMo dev, `python tools/tune.py --show --set weight_period=W`: objective 0.7044 at 0 (hit@1
-    # 0.443, mrr 0.577), 0.7063 at 0.2, 0.7069 at 0.3 (hit@1 0.448, hit@10 0.856, mrr 0.580), 0.7065
-    # at 0.4, 0.7064 at 0.5; earlier forms of the signal peaked at 0.3 too and fell at 0.6 and 1.0.
+    # LoCoMo dev, `python tools/tune.py --show --set weight_period=W`: objective 0.7044 at 0 (hit@1 0.443, mrr
+    # 0.577), 0.7063 at 0.2, 0.7069 at 0.3 (hit@1 0.448), 0.7065 at 0.4, 0.7064 at 0.5; earlier forms: the same.
     weight_period: float = setting(
         0.3, "ranking", 'weight of the message being said, or naming a date, inside the period a question names')
     # weight_reply, LoCoMo dev (`python tools/tune.py --show --set weight_reply=W`): objective 0.7044 at 0, 0.7090
@@ -183,21 +182,22 @@ class Config:
         0.0, "ranking", "share of its idf x strength a related word of a question word the memory never "
         "holds counts for in the message's BM25 (0: related words only feed weight_related)")
     adjacency_top: int = setting(3, "ranking", "best messages whose neighbours the adjacency ranking brings up")
+    # 300, was 1000: LoCoMo dev within 0.003 (`tools/eval.py compare`: hit@10 -0.002, recall@100 +0.003), synthetic
+    # the same; a 10k/100k-message user's p50 36 -> 23 / 61 -> 46 ms (`tools/bench_locomo.py --set candidate_pool=N`).
     candidate_pool: int = setting(
-        1000, "ranking", "messages a search considers, at most; past it, those with the best BM25")
+        300, "ranking", "messages a search considers, at most; past it, those with the best BM25")
     context_pool: int = setting(150, "ranking", "best messages whose windows and segments are scored")
     head_size: int = setting(
         10, "ranking", "places at the top ranked with the weight_* settings; the rest with the tail_weight_* too")
     feedback_docs: int = setting(
         5, "ranking", "best messages whose distinctive words are searched for too (pseudo-relevance feedback); "
         "0 turns it off")
-    # 20, not the 40 tools/tune.py chose: equal on LoCoMo dev (Recall@100 0.943 vs 0.944), half the postings
-    # read: p50 1.4 ms lower, paired. Synthetic: 1 question fewer at Hit@1 (`tools/eval.py --set feedback_terms=40`).
+    # 20, not the 40 tools/tune.py chose: equal on LoCoMo dev, half the postings read: p50 1.4 ms lower (paired).
     feedback_terms: int = setting(20, "ranking", "distinctive words that feedback searches for, at most")
     postings_budget: int = setting(
         5000, "ranking", "postings read for the question's words (and again for feedback's), at most; the commonest "
         "words past it are skipped")
-    # On LoCoMo dev the pool already holds nearly every message of a conversation (candidate_pool 1000), so 0, 20,
+    # On LoCoMo dev the pool then held nearly every message of a conversation (candidate_pool 1000), so 0, 20,
     # 50 and 100 score the same (objective 0.7065 each, weight_period 0.3); 50 lets a period's sessions in where
     # the question's words miss them (a LoCoMo dev session: 21.6 messages on average) and bounds a question's cost.
     period_pool: int = setting(
