@@ -182,10 +182,10 @@ class Config:
         0.0, "ranking", "share of its idf x strength a related word of a question word the memory never "
         "holds counts for in the message's BM25 (0: related words only feed weight_related)")
     adjacency_top: int = setting(3, "ranking", "best messages whose neighbours the adjacency ranking brings up")
-    # 300, was 1000: LoCoMo dev within 0.003 (`tools/eval.py compare`: hit@10 -0.002, recall@100 +0.003), synthetic
-    # the same; a 10k/100k-message user's p50 36 -> 23 / 61 -> 46 ms (`tools/bench_locomo.py --set candidate_pool=N`).
+    # 500, was 1000: LoCoMo dev and synthetic the same, --haystack 10000 within 0.002 (`tools/eval.py ... compare`;
+    # 300 lost 0.005 there); a 10k/100k-message user's p50 39 -> 28 / 62 -> 55 ms (`tools/bench_locomo.py --set`).
     candidate_pool: int = setting(
-        300, "ranking", "messages a search considers, at most; past it, those with the best BM25")
+        500, "ranking", "messages a search considers, at most; past it, those with the best BM25")
     context_pool: int = setting(150, "ranking", "best messages whose windows and segments are scored")
     head_size: int = setting(
         10, "ranking", "places at the top ranked with the weight_* settings; the rest with the tail_weight_* too")

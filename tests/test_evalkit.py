@@ -151,3 +151,29 @@ class EvalCommandTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HaystackTest(unittest.TestCase):
+    """dataset.with_haystack: each user made heavy with the other conversations' text, questions unchanged."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.data = dataset.load_locomo(SAMPLE)
+        cls.heavy = dataset.with_haystack(cls.data, 50)
+
+    def test_each_user_holds_the_messages_asked_for_its_own_first(self):
+        for before, after in zip(self.data.conversations, self.heavy.conversations):
+            own = sum(len(s.turns) for s in before.sessions)
+            self.assertEqual(sum(len(s.turns) for s in after.sessions), max(50, own))
+            self.assertEqual(after.sessions[:len(before.sessions)], before.sessions)
+            self.assertEqual(after.questions, before.questions)
+
+    def test_added_turns_name_no_evidence_and_speak_with_the_users_own_labels(self):
+        for before, after in zip(self.data.conversations, self.heavy.conversations):
+            labels = {t.content.split(":", 1)[0] for s in before.sessions for t in s.turns}
+            added = [t for s in after.sessions[len(before.sessions):] for t in s.turns]
+            self.assertTrue(added)
+            gold = {g for q in before.questions for g in q.gold}
+            self.assertFalse(gold & {t.turn_id for t in added})
+            self.assertLessEqual({t.content.split(":", 1)[0] for t in added}, labels)
+            self.assertEqual(len({t.turn_id for t in added}), len(added))

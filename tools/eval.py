@@ -130,6 +130,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         p.add_argument("--out", help="write one JSON line per question here")
         p.add_argument("--json", help="write the summary as JSON here")
         p.add_argument("--verbose", action="store_true", help="progress on stderr")
+        if name == "locomo":
+            p.add_argument("--haystack", type=int, metavar="N", help="make each user hold N messages: the other "
+                           "conversations' sessions under its speakers' labels (dataset.with_haystack)")
     p = commands.add_parser("compare", help="paired difference of two --out files (B - A)")
     p.add_argument("a")
     p.add_argument("b")
@@ -151,6 +154,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("eval: no dataset at %s" % args.path, file=sys.stderr)
         return 2
     dataset = datasets.load_locomo(args.path) if args.command == "locomo" else datasets.load_json(args.path)
+    if getattr(args, "haystack", None):
+        dataset = datasets.with_haystack(dataset, args.haystack)
     run_dataset(args, dataset)
     return 0
 

@@ -197,3 +197,42 @@ def category_order(dataset: Dataset) -> List[str]:
 
 def split_ids(turn_ids: List[str]) -> Tuple[str, ...]:
     return tuple(turn_ids)
+
+
+YEAR_MS = 365 * 24 * 3600 * 1000
+
+
+def with_haystack(dataset: Dataset, messages: int) -> Dataset:
+    """Each conversation's user made a heavy one: the other conversations' sessions added until it holds `messages`.
+
+    The added sessions say what the other conversations said, under this conversation's
+    speaker labels (a heavy user talks with the same people), a year later for each
+    further pass over them; their turns have ids no question's evidence names
+    ("H<pass>:<conversation>:<turn>"), so the questions and their gold stay as they were
+    and the figures show what a larger memory costs the ranking.
+    """
+    return dataset._replace(conversations=[_heavy(c, dataset.conversations, messages) for c in dataset.conversations])
+
+
+def _heavy(conversation: Conversation, everyone: List[Conversation], messages: int) -> Conversation:
+    labels = {}
+    for turn in (t for s in conversation.sessions for t in s.turns):
+        labels.setdefault(turn.role, turn.content.split(":", 1)[0])
+    others = [c for c in everyone if c.user_id != conversation.user_id]
+    sessions = list(conversation.sessions)
+    held = sum(len(s.turns) for s in sessions)
+    rounds = 0
+    while held < messages and others:
+        for other in others:
+            for session in other.sessions:
+                turns = []
+                for turn in session.turns[: messages - held]:
+                    text = turn.content.split(":", 1)[1] if ":" in turn.content else turn.content
+                    stamp = None if turn.timestamp_ms is None else turn.timestamp_ms + rounds * YEAR_MS
+                    turns.append(Turn("H%d:%s:%s" % (rounds, other.user_id, turn.turn_id), turn.role,
+                                      "%s:%s" % (labels.get(turn.role, "Someone"), text), stamp))
+                if turns:
+                    sessions.append(Session("haystack/%d/%s/%s" % (rounds, other.user_id, session.session_id), turns))
+                    held += len(turns)
+        rounds += 1
+    return conversation._replace(sessions=sessions)
