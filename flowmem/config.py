@@ -144,11 +144,10 @@ class Config:
         0.1, "ranking", 'weight of time order (earliest or latest first) for "first"/"last" questions')
     weight_adjacency: float = setting(
         0.05, "ranking", "weight of being next to one of the best adjacency_top messages")
-    # LoCoMo dev, `python tools/tune.py --show --set weight_period=W`: objective 0.7044 at 0 (hit@1 0.443, mrr
-    # 0.577), 0.7063 at 0.2, 0.7069 at 0.3 (hit@1 0.448), 0.7065 at 0.4, 0.7064 at 0.5; earlier forms: the same.
+    # LoCoMo dev (`tools/tune.py --show --set weight_period=W`): 0.7044 at 0, 0.7069 at 0.3, 0.7064 at 0.5.
     weight_period: float = setting(
         0.3, "ranking", 'weight of the message being said, or naming a date, inside the period a question names')
-    # weight_reply, LoCoMo dev (`python tools/tune.py --show --set weight_reply=W`): objective 0.7044 at 0, 0.7090
+    # weight_reply, LoCoMo dev (`tools/tune.py --show --set weight_reply=W`): objective 0.7044 at 0, 0.7090
     # at 0.05, 0.7166 at 0.1, 0.7215 at 0.12, 0.7186 at 0.15, 0.7095 at 0.2, 0.6944 at 0.5 (past 0.15 a reply
     # outranks the question that names the evidence); rechecked once a reply that asks back no longer counts:
     # 0.7231 at 0.1, 0.7277 at 0.12, 0.7288 at 0.15, 0.7248 at 0.2; synthetic (`python tools/eval.py synthetic
@@ -192,10 +191,12 @@ class Config:
     feedback_docs: int = setting(
         5, "ranking", "best messages whose distinctive words are searched for too (pseudo-relevance feedback); "
         "0 turns it off")
-    # 20, not the 40 tools/tune.py chose: equal on LoCoMo dev, half the postings read: p50 1.4 ms lower (paired).
+    # 20, not tune.py's 40: equal on LoCoMo dev, p50 1.4 ms lower (README, Known gaps).
     feedback_terms: int = setting(20, "ranking", "distinctive words that feedback searches for, at most")
+    # 2000, was 5000: LoCoMo dev and synthetic the same; --haystack 10000 Hit@1/Hit@10/R@100/MRR +0.003/+0.001/+0.002/
+    # +0.003 (1000: Hit@10 -0.009); p50 there 27.5 -> 22.8 ms (`tools/eval.py locomo ... --set postings_budget=N`).
     postings_budget: int = setting(
-        5000, "ranking", "postings read for the question's words (and again for feedback's), at most; the commonest "
+        2000, "ranking", "postings read for the question's words (and again for feedback's), at most; the commonest "
         "words past it are skipped")
     # On LoCoMo dev the pool then held nearly every message of a conversation (candidate_pool 1000), so 0, 20,
     # 50 and 100 score the same (objective 0.7065 each, weight_period 0.3); 50 lets a period's sessions in where
@@ -229,8 +230,7 @@ class Config:
         "FULL", "database", "SQLite durability: OFF, NORMAL, FULL or EXTRA; FULL means an acknowledged Add "
         "survives power loss")
     log_level: str = setting("INFO", "server", "the lowest level logged: DEBUG, INFO, WARNING or ERROR")
-    # A search makes many short-lived objects, no lasting cycles: the collector's passes over long-lived ones wait.
-    pause_gc: bool = setting(True, "database", "pause Python's cyclic garbage collector during each search")
+    pause_gc: bool = setting(True, "database", "pause Python's cyclic garbage collector during each search")  # README
 
     def key(self) -> Optional[str]:
         """The API key: `api_key` if set, else the first line of `api_key_file`, else None."""
