@@ -90,7 +90,7 @@ class Config:
     # See the README's measurement of what the session cache costs in RSS and saves in search time.
     cache_messages: int = setting(
         200_000, "database", "messages search keeps in memory between searches, one per 2,000 characters of a long "
-        "one (about 2.5 KB of RSS per short message)")
+        "one (about 1.2 KB of RSS per short message)")
     # Index settings: fixed per database. None means "as the database was built"; a new database
     # gets the defaults of storage.settings.ViewSettings (the only place they are written). A value given
     # that differs from the database's is refused, naming the `flowmem reindex` that applies it.

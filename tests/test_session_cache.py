@@ -95,6 +95,17 @@ class CachedSearchTest(MemoryTestCase):
         self.assertIn("Dana: At the harbor shop, with a yellow paddle", contents)
         self.assertIn("Dana: I bought a red kayak", contents)
 
+    def test_a_word_held_by_several_cached_messages_is_kept_once(self):
+        self.memory.add(add_body("u1", "s1", ["Dana: my kayak is red", "Priya: a kayak? since when"], request_id="a"))
+        self.search("kayak")
+        with self.memory.store.reading() as reader:
+            (user_key,) = reader.conn.execute("SELECT user_key FROM users WHERE user_id = 'u1'").fetchone()
+            data = reader.session(reader.latest_message_views(user_key, 1)[0])
+        features = [data.messages[position] for position in sorted(data.messages)]
+        kayak = [t for _, _, tokens, _ in features[:2] for t in tokens if t == "kayak"]
+        self.assertEqual(len(kayak), 2)
+        self.assertIs(kayak[0], kayak[1])  # one string, not one per message: the cache's memory per word said
+
 
 if __name__ == "__main__":
     unittest.main()

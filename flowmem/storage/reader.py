@@ -7,6 +7,7 @@ first time search needs it, through the Store's SessionCache (session_cache.py).
 from __future__ import annotations
 
 import sqlite3
+from sys import intern
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..text.features import shown
@@ -46,7 +47,8 @@ class Reader:
                 (view.session_key,)):
             rows[seq] = MessageRow(seq, role, shown(content), ts, times)
             spans = tuple((r.start.toordinal(), r.end.toordinal()) for r in rows[seq].resolutions())
-            messages[seq] = (tuple(speaker.split()), ts, tuple(tokens.split()), spans)
+            # Interned: a word said in thousands of cached messages is then one string, not thousands.
+            messages[seq] = (tuple(map(intern, speaker.split())), ts, tuple(map(intern, tokens.split())), spans)
             cost += 1 + len(rows[seq].content) // CACHE_UNIT_CHARS
         doc_freqs: Dict[str, int] = {}
         for _, _, tokens, _ in messages.values():
