@@ -33,7 +33,7 @@ class CorpusTest(unittest.TestCase):
         self.assertEqual([m["content"] for m in first], [m["content"] for m in second])
         dated = [(a, b) for a, b in zip(first, second) if "timestamp" in a]
         self.assertTrue(dated)
-        self.assertTrue(all(b["timestamp"] - a["timestamp"] == bench_locomo.YEAR_MS for a, b in dated))
+        self.assertTrue(all(b["timestamp"] - a["timestamp"] == datasets.YEAR_MS for a, b in dated))
         sessions = [{b["session_id"] for b in bench_locomo.corpus(self.data, self.once)}]
         later = {b["session_id"] for b in bench_locomo.corpus(self.data, 2 * self.once)} - sessions[0]
         self.assertEqual(len(later), len(sessions[0]))

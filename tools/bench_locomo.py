@@ -57,7 +57,6 @@ from tools.evalkit import dataset as datasets  # noqa: E402
 from tools.evalkit.replay import add_bodies, percentile  # noqa: E402
 
 USER = "heavy-user"
-YEAR_MS = 365 * 24 * 3600 * 1000
 BARE_SQL = "SELECT rowid FROM bare WHERE bare MATCH ? ORDER BY bm25(bare) LIMIT ?"
 _WORD = re.compile(r"\w+")
 
@@ -74,7 +73,7 @@ def corpus(data: datasets.Dataset, n: int) -> Iterator[Dict[str, Any]]:
                 messages = body["messages"][: n - added]
                 if not messages:
                     return
-                shift = copy * YEAR_MS
+                shift = copy * datasets.YEAR_MS
                 yield {"request_id": "%s/%d" % (body["request_id"], copy), "user_id": USER,
                        "session_id": "%s/%s/%d" % (conversation.user_id, body["session_id"], copy),
                        "messages": [dict(m, timestamp=m["timestamp"] + shift) if "timestamp" in m else m

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from typing import Callable, Dict, Iterable, List, Mapping, NamedTuple, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 from ..storage import fts
 from ..storage.reader import Reader
@@ -62,8 +62,11 @@ class Bridge(NamedTuple):
     postings: List[Tuple[str, int]]  # (term, doc_id)
 
 
-def related_terms(query: Query) -> Dict[str, float]:
-    """The lexicon's terms related to the question's content terms, with their strongest strength."""
+def related_terms(query: Query, chinese: Optional[Mapping[Tuple[str, ...], float]] = None) -> Dict[str, float]:
+    """The lexicon's terms related to the question's content terms, with their strongest strength.
+
+    chinese: related_chinese(query), when the caller has it already.
+    """
     own = set(query.terms)
     names = set(query.names)
     out: Dict[str, float] = {}
@@ -75,7 +78,7 @@ def related_terms(query: Query) -> Dict[str, float]:
                 out[other] = strength
     chosen = sorted(out, key=lambda t: (-out[t], t))[:MAX_RELATED_TERMS]
     found = {t: out[t] for t in chosen}
-    for parts, strength in related_chinese(query).items():
+    for parts, strength in (related_chinese(query) if chinese is None else chinese).items():
         for part in parts:  # a word of n bigrams weighs its bigrams' mean idf times its strength
             found[part] = max(found.get(part, 0.0), strength / len(parts))
     return {t: found[t] for t in sorted(found)}
@@ -130,13 +133,14 @@ def related_chinese(query: Query) -> Dict[Tuple[str, ...], float]:
     return {p: out[p] for p in sorted(chosen)}
 
 
-def whole_words(query: Query, postings: Iterable[Tuple[str, int]]) -> List[Tuple[str, int]]:
+def whole_words(chinese: Iterable[Tuple[str, ...]], postings: Iterable[Tuple[str, int]]) -> List[Tuple[str, int]]:
     """The related-term postings, less a bigram of a longer Chinese word in a message not holding all its bigrams.
 
-    "朋友" alone is no "小朋友"; a message holding "小朋" and "朋友" is (near enough: not checked adjacent).
+    chinese: the related Chinese words as their bigrams (related_chinese()). "朋友" alone is
+    no "小朋友"; a message holding "小朋" and "朋友" is (near enough: not checked adjacent).
     """
     postings = list(postings)
-    words = list(related_chinese(query))
+    words = list(chinese)
     longer = [parts for parts in words if len(parts) > 1]
     if not longer:
         return postings

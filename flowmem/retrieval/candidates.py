@@ -182,12 +182,13 @@ def _bridges(reader: Reader, user_key: int, query: Query, scorer: _Scorer,
     Only terms the user's messages hold are read, rarest first within `postings_budget` and
     BRIDGE_POSTINGS: a common related word costs many postings and weighs little.
     """
-    strengths = bridges.related_terms(query)
+    chinese = bridges.related_chinese(query)
+    strengths = bridges.related_terms(query, chinese)
     scorer.need(list(strengths), (MESSAGE,))
     bounded = limits._replace(postings_budget=min(limits.postings_budget, bridges.BRIDGE_POSTINGS))
     present = _affordable([t for t in strengths if scorer.df[(MESSAGE, t)]], scorer, bounded)
     related = bridges.Bridge({t: scorer.idf(MESSAGE, t) * strengths[t] for t in present},
-                             bridges.whole_words(query, reader.postings(user_key, MESSAGE, present)))
+                             bridges.whole_words(chinese, reader.postings(user_key, MESSAGE, present)))
     df = {t: scorer.df[(MESSAGE, t)] for t in query.terms}
     near = bridges.near_words(reader, user_key, bridges.misspelt(reader, user_key, query, df))
     for t, (_, n) in near.items():
