@@ -65,11 +65,8 @@ class Config:
     max_body_bytes: int = setting(8 * 1024 * 1024, "server", "the largest request body, in bytes; larger gets 413")
     max_inflight: int = setting(
         512, "server", "requests received whole and not yet answered, at most; more get 429")
-    # Connections (http/server.py). 8 workers: in 40 s soaks of 64 clients
-    # (`python tools/soak.py --duration 40 --preload 300 --serve-arg=--workers=N`), throughput was
-    # flat from 4 to 16 workers (77-97 requests/s over runs; runs of one setting differ by ~10%)
-    # and lower at 32 and 64 (78, 77: more threads contend for the GIL); 8 leaves searches 6
-    # workers while 2 writes wait for the database's write lock.
+    # 8 workers: 40 s soaks of 64 clients (`python tools/soak.py --duration 40 --preload 300 --serve-arg=--workers=N`)
+    # ran 77-97 requests/s from 4 to 16 workers, 78 and 77 at 32 and 64 (GIL contention); runs differ by ~10%.
     request_timeout_s: float = setting(
         10.0, "server", "seconds for a request to arrive whole (from its first byte, or from connecting) and for a "
         "response to be read; else the connection is closed (408 if part of a request came)")
@@ -87,10 +84,13 @@ class Config:
     allowed_origins: str = setting(
         "", "server", "web page origins allowed to call flowmem, with CORS, comma-separated (e.g. https://app.example)")
     top_k_cap: int = setting(100, "results", "the largest top_k a Search gets; a larger one is clamped to it")
-    # See the README's measurement of what the session cache costs in RSS and saves in search time.
+    # The README's Speed section measures what the two caches cost in RSS and save in search time.
     cache_messages: int = setting(
         200_000, "database", "messages search keeps in memory between searches, one per 2,000 characters of a long "
         "one (about 1.2 KB of RSS per short message)")
+    cache_words: int = setting(
+        5_000_000, "database", "words of users' messages whose postings search keeps in memory (about 10 bytes "
+        "each); a user with more is read from the index at every search")
     # Index settings: fixed per database. None means "as the database was built"; a new database
     # gets the defaults of storage.settings.ViewSettings (the only place they are written). A value given
     # that differs from the database's is refused, naming the `flowmem reindex` that applies it.

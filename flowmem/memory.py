@@ -86,7 +86,8 @@ class Memory:
         """
         self.config = config
         self.store = Store(config.db, settings=config.index_settings(), synchronous=config.synchronous,
-                           cache_messages=config.cache_messages, read_only=read_only, create=create)
+                           cache_messages=config.cache_messages, cache_words=config.cache_words,
+                           read_only=read_only, create=create)
         self._ranking = config.ranking(self.store.settings)
 
     def add(self, body: Mapping[str, Any]) -> Dict[str, Any]:

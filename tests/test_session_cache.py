@@ -23,55 +23,55 @@ class SessionCacheTest(unittest.TestCase):
     def test_long_messages_count_as_several_against_the_bound(self):
         cache = SessionCache(100)
         heavy = data(3)._replace(cost=90)
-        cache.get(1, 3, lambda: heavy)
-        cache.get(2, 3, Loader(3))
-        cache.get(3, 3, Loader(20))  # 90 + 3 + 20 > 100: the least recently used, the heavy one, goes
+        cache.get_session(1, 3, lambda: heavy)
+        cache.get_session(2, 3, Loader(3))
+        cache.get_session(3, 3, Loader(20))  # 90 + 3 + 20 > 100: the least recently used, the heavy one, goes
         self.assertNotIn(1, cache)
         self.assertIn(2, cache)
         self.assertIn(3, cache)
 
     def test_a_session_is_loaded_once_while_its_message_count_holds(self):
         cache, load = SessionCache(100), Loader(3)
-        first = cache.get(1, 3, load)
-        self.assertIs(cache.get(1, 3, load), first)
+        first = cache.get_session(1, 3, load)
+        self.assertIs(cache.get_session(1, 3, load), first)
         self.assertEqual(load.calls, 1)
 
     def test_a_session_that_grew_is_loaded_again(self):
         cache = SessionCache(100)
-        cache.get(1, 3, Loader(3))
+        cache.get_session(1, 3, Loader(3))
         grown = Loader(5)
-        self.assertEqual(cache.get(1, 5, grown).n_messages, 5)
+        self.assertEqual(cache.get_session(1, 5, grown).n_messages, 5)
         self.assertEqual(grown.calls, 1)
 
     def test_the_least_recently_used_session_leaves_first_when_the_bound_is_passed(self):
         cache = SessionCache(10)
         loads = {key: Loader(4) for key in (1, 2, 3)}
-        cache.get(1, 4, loads[1])
-        cache.get(2, 4, loads[2])
-        cache.get(1, 4, loads[1])  # 1 is now more recent than 2
-        cache.get(3, 4, loads[3])  # 12 messages > 10: 2 goes
-        cache.get(1, 4, loads[1])
-        cache.get(2, 4, loads[2])
+        cache.get_session(1, 4, loads[1])
+        cache.get_session(2, 4, loads[2])
+        cache.get_session(1, 4, loads[1])  # 1 is now more recent than 2
+        cache.get_session(3, 4, loads[3])  # 12 messages > 10: 2 goes
+        cache.get_session(1, 4, loads[1])
+        cache.get_session(2, 4, loads[2])
         self.assertEqual((loads[1].calls, loads[2].calls), (1, 2))
 
     def test_after_a_clear_nothing_read_from_an_older_snapshot_is_kept(self):
         cache = SessionCache(100)
-        cache.get(1, 3, Loader(3), generation=0)
+        cache.get_session(1, 3, Loader(3), generation=0)
         cache.clear(1)  # the index changed: a rebuild, a deleted user
         self.assertNotIn(1, cache)
         stale = Loader(3)
-        cache.get(2, 3, stale, generation=0)  # a search that began before the change
-        cache.get(2, 3, stale, generation=0)
+        cache.get_session(2, 3, stale, generation=0)  # a search that began before the change
+        cache.get_session(2, 3, stale, generation=0)
         self.assertEqual((stale.calls, len(cache)), (2, 0))
         fresh = Loader(3)
-        cache.get(2, 3, fresh, generation=1)
-        cache.get(2, 3, fresh, generation=1)
+        cache.get_session(2, 3, fresh, generation=1)
+        cache.get_session(2, 3, fresh, generation=1)
         self.assertEqual((fresh.calls, len(cache)), (1, 1))
 
     def test_a_session_larger_than_the_bound_is_served_but_not_kept(self):
         cache, load = SessionCache(2), Loader(3)
-        cache.get(1, 3, load)
-        cache.get(1, 3, load)
+        cache.get_session(1, 3, load)
+        cache.get_session(1, 3, load)
         self.assertEqual(load.calls, 2)
 
 

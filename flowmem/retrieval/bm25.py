@@ -15,22 +15,13 @@ once; FTS5's own bm25() uses k1 = 1.2 and b = 0.75.
 from __future__ import annotations
 
 import math
-from typing import Dict, Iterable, Mapping, Sequence, Tuple
+from typing import Dict, Mapping, Sequence
 
 
 def idf(n_docs: int, doc_freq: int) -> float:
     """Inverse document frequency with FTS5's floor for terms in half the documents or more."""
     value = math.log((n_docs - doc_freq + 0.5) / (doc_freq + 0.5))
     return value if value > 0.0 else 1e-6
-
-
-def term_frequencies(postings: Iterable[Tuple[str, int]]) -> Dict[str, Dict[int, int]]:
-    """Count (term, doc) occurrence rows into {term: {doc: tf}}."""
-    tf: Dict[str, Dict[int, int]] = {}
-    for term, doc in postings:
-        per_doc = tf.setdefault(term, {})
-        per_doc[doc] = per_doc.get(doc, 0) + 1
-    return tf
 
 
 def weighted_scores(

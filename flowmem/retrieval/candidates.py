@@ -22,6 +22,7 @@ from datetime import date as Date
 from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 from ..storage import fts
+from ..storage.postings import count_rows
 from ..storage.reader import Reader
 from ..storage.rows import ViewRow
 from ..storage.views import KINDS, MESSAGE, SEGMENT, WINDOW
@@ -117,7 +118,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
     scorer = _Scorer(reader, user_key, limits)
     wanted = list(dict.fromkeys(query.terms + [t for option in query.options for t in option]))
     scorer.need(wanted)
-    tf = bm25.term_frequencies(reader.postings(user_key, MESSAGE, _affordable(wanted, scorer, limits)))
+    tf = reader.term_frequencies(user_key, _affordable(wanted, scorer, limits))
     kept = _bound(tf, {t: scorer.idf(MESSAGE, t) for t in tf}, limits, limits.pool_size)
     if not kept:
         # Nothing said matches; a question that names a speaker still gets their latest messages.
@@ -132,7 +133,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
     found.update(reader.views(bridges.bridge_docs([related, typo], found, bridges.MAX_BRIDGE_DOCS)))
     absent = [t for t in query.terms if not scorer.df[(MESSAGE, t)]]
     scale = bridges.stand_ins(query, absent, related_bridge, limits.related_share) if absent else {}
-    for term, per_doc in sorted(bm25.term_frequencies(p for p in related_bridge.postings if p[0] in scale).items()):
+    for term, per_doc in sorted(count_rows(p for p in related_bridge.postings if p[0] in scale).items()):
         tf[term] = {d: c for d, c in per_doc.items() if d in found}
     terms = list(query.terms) + sorted(scale)
     scores = scorer.score(terms, MESSAGE, tf, {d: v.length for d, v in found.items()}, scale)
@@ -265,7 +266,7 @@ def _feedback_postings(reader: Reader, user_key: int, words: Mapping[str, float]
     used = 0
     for start in range(0, len(ordered), _FEEDBACK_BATCH):
         batch = ordered[start : start + _FEEDBACK_BATCH]
-        tf = bm25.term_frequencies(reader.postings(user_key, MESSAGE, batch))
+        tf = reader.term_frequencies(user_key, batch)
         for word in batch:
             per_doc = tf.get(word)
             if not per_doc:

@@ -12,6 +12,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..text.features import shown
 from . import fts
+from .bounded_cache import BoundedCache
+from .postings import EMPTY, HeldPostings, count_rows, extended
 from .rows import MessageRow, ViewRow, lookup_user_key, view_rows
 from .session_cache import CACHE_UNIT_CHARS, SessionCache, SessionData
 from .settings import IndexState
@@ -25,18 +27,21 @@ class Reader:
     be analysed with them (retrieval/pipeline.py), whatever the Store's were when it started.
     """
 
-    def __init__(self, conn: sqlite3.Connection, cache: SessionCache, index: IndexState):
+    def __init__(self, conn: sqlite3.Connection, cache: SessionCache, index: IndexState,
+                 postings_cache: "Optional[BoundedCache[HeldPostings]]" = None):
         self.conn = conn
         self.cache = cache
+        self.postings_cache = postings_cache
         self.settings = index.settings
         self._generation = index.generation
         self._sessions: Dict[int, SessionData] = {}
+        self._held: Dict[int, Optional[HeldPostings]] = {}
 
     def session(self, view: "ViewRow") -> SessionData:
         """Every message's features and every window and segment of the session `view` belongs to."""
         data = self._sessions.get(view.session_key)
         if data is None:
-            data = self._sessions[view.session_key] = self.cache.get(
+            data = self._sessions[view.session_key] = self.cache.get_session(
                 view.session_key, view.session_messages, lambda: self._load_session(view), self._generation)
         return data
 
@@ -87,8 +92,51 @@ class Reader:
         return {kind: (n, total) for kind, n, total in self.conn.execute(
             "SELECT kind, n_docs, total_length FROM user_stats WHERE user_key = ?", (user_key,))}
 
+    def held_postings(self, user_key: int) -> Optional[HeldPostings]:
+        """The user's message postings in memory (postings.py), extended to this snapshot;
+        None when the user has more words than the cache holds (their postings are then read from the index)."""
+        if user_key in self._held:
+            return self._held[user_key]
+        row = self.conn.execute("SELECT n_docs, total_length FROM user_stats WHERE user_key = ? AND kind = ?",
+                                (user_key, MESSAGE)).fetchone()
+        n_messages, words = row or (0, 0)
+        held = None
+        cache = self.postings_cache
+        if cache is not None and words <= cache.bound:
+            held = cache.get(user_key, n_messages, lambda old: self._extend(user_key, old or EMPTY, words),
+                             self._generation)
+        self._held[user_key] = held
+        return held
+
+    def _extend(self, user_key: int, held: HeldPostings, words: int) -> HeldPostings:
+        """`held` extended with the user's messages this snapshot has and it has not."""
+        sessions = dict(self.conn.execute("SELECT session_key, n_messages FROM sessions WHERE user_key = ?",
+                                          (user_key,)))
+        if any(sessions.get(key, 0) < n for key, n in held.sessions.items()):
+            held = EMPTY  # held was read from a newer snapshot than this one: start again
+        added: List[Tuple[int, str]] = []
+        for key, n in sorted(sessions.items()):
+            seen = held.sessions.get(key, 0)
+            if n > seen:
+                added += self.conn.execute(
+                    "SELECT v.doc_id, m.tokens FROM views v JOIN messages m ON m.session_key = v.session_key"
+                    " AND m.seq = v.first_seq WHERE v.session_key = ? AND v.last_seq > ? AND v.kind = ?",
+                    (key, seen, MESSAGE)).fetchall()
+        added.sort()
+        if added and added[0][0] <= held.last_doc:
+            return self._extend(user_key, EMPTY, words)  # ids not above those held: never seen, but exact either way
+        return extended(held, sessions, added, words)
+
+    def term_frequencies(self, user_key: int, tokens: Sequence[str]) -> Dict[str, Dict[int, int]]:
+        """{token: {doc_id: count}} of `tokens` in the user's message views, tokens sorted, doc ids ascending."""
+        held = self.held_postings(user_key)
+        return held.term_frequencies(tokens) if held else count_rows(self.postings(user_key, MESSAGE, tokens))
+
     def postings(self, user_key: int, kind: str, tokens: Sequence[str]) -> List[Tuple[str, int]]:
         """(token, doc_id) for every occurrence of `tokens` in the user's views of `kind`."""
+        held = self.held_postings(user_key) if kind == MESSAGE else None
+        if held is not None:
+            return held.rows(tokens)
         out: List[Tuple[str, int]] = []
         for sql, params in fts.postings_sql(user_key, kind, tokens):
             out.extend(self.conn.execute(sql, params).fetchall())
@@ -99,6 +147,10 @@ class Reader:
         """{(kind, token): number of the user's views of that kind holding the token}."""
         prefixes = {fts.kind_prefix(user_key, kind): kind for kind in KINDS}
         out = {}
+        held = self.held_postings(user_key) if MESSAGE in kinds else None
+        if held is not None:
+            out = {(MESSAGE, t): n for t in tokens for n in (held.doc_freq(t),) if n}
+            kinds = [kind for kind in kinds if kind != MESSAGE]
         for sql, params in fts.doc_freq_sql(user_key, tokens, kinds):
             for term, n in self.conn.execute(sql, params):
                 prefix = term[: term.index("_", term.index("_") + 1) + 1]

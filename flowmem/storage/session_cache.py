@@ -7,18 +7,14 @@ them, least recently used first out, up to a bound on the messages held. A sessi
 only ever grows (Adds append), so its message count is its version: an entry whose
 count differs from the database's is reloaded, whichever process wrote.
 
-What does change existing data (a rebuilt index, a deleted user) bumps the
-database's index generation (settings.py); the Store then clear()s this cache, and an
-entry read from an older snapshot than the newest generation is never kept, so no
-search after a deletion or a rebuild is answered from what was read before it.
+A rebuilt index or a deleted user clears it (bounded_cache.py).
 """
 from __future__ import annotations
 
-import collections
-import threading
 from types import MappingProxyType
 from typing import Callable, Dict, Mapping, NamedTuple, Optional, Tuple
 
+from .bounded_cache import BoundedCache
 from .rows import MessageRow, ViewRow
 
 # (speaker tokens, timestamp ms, tokens, the dates the text mentions or implies: (first, last) day ordinals)
@@ -43,57 +39,15 @@ class SessionData(NamedTuple):
         return self.cost or len(self.messages)
 
 
-class SessionCache:
-    """A thread-safe LRU of SessionData by session key, holding at most `max_messages` messages
-    (SessionData.weight: a long message counts as several, so the bound is one of memory too)."""
+class SessionCache(BoundedCache[SessionData]):
+    """Sessions by session key, holding at most `max_messages` messages (SessionData.weight:
+    a long message counts as several, so the bound is one of memory too)."""
 
     def __init__(self, max_messages: int):
+        super().__init__(max_messages, lambda entry: entry.n_messages, SessionData.weight)
         self.max_messages = max_messages
-        self._entries: "collections.OrderedDict[int, SessionData]" = collections.OrderedDict()
-        self._held = 0
-        self._generation = 0
-        self._lock = threading.Lock()
 
-    def get(self, session_key: int, n_messages: int, load: Callable[[], SessionData],
-            generation: int = 0) -> SessionData:
-        """The session's data at `n_messages` messages, from memory or from `load()`.
-
-        `generation` is the index generation of the snapshot `load()` reads: only what
-        was read at the cache's generation (the newest, see clear()) is kept or served.
-        """
-        with self._lock:
-            entry = self._entries.get(session_key)
-            if entry is not None and entry.n_messages == n_messages and generation == self._generation:
-                self._entries.move_to_end(session_key)
-                return entry
-        entry = load()
-        with self._lock:
-            if generation != self._generation:
-                return entry
-            old = self._entries.pop(session_key, None)
-            if old is not None:
-                self._held -= old.weight()
-            if entry.weight() <= self.max_messages:
-                self._entries[session_key] = entry
-                self._held += entry.weight()
-            while self._held > self.max_messages:
-                _, evicted = self._entries.popitem(last=False)
-                self._held -= evicted.weight()
-        return entry
-
-    def clear(self, generation: int) -> None:
-        """Forget every session; from now on keep only what is read at index `generation`."""
-        with self._lock:
-            self._entries.clear()
-            self._held = 0
-            self._generation = generation
-
-    def __len__(self) -> int:
-        """How many sessions are held."""
-        with self._lock:
-            return len(self._entries)
-
-    def __contains__(self, session_key: object) -> bool:
-        """Whether the session is held."""
-        with self._lock:
-            return session_key in self._entries
+    def get_session(self, session_key: int, n_messages: int, load: Callable[[], SessionData],
+                    generation: int = 0) -> SessionData:
+        """The session's data at `n_messages` messages, from memory or from `load()`."""
+        return self.get(session_key, n_messages, lambda _: load(), generation)

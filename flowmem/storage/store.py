@@ -32,8 +32,10 @@ from ..errors import StoreError
 from ..text import stem
 from ..text.features import derive
 from . import backup as backups, writer
+from .bounded_cache import BoundedCache
 from .checkpointer import Checkpointer
 from .connection import connect, file_uri, missing_database, refuse_sidecar, transaction
+from .postings import HeldPostings
 from .reader import Reader
 from .rows import NewMessage, lookup_user_key
 from .schema import check_fts5, check_schema, migrate
@@ -58,7 +60,8 @@ log = logging.getLogger("flowmem.store")
 class Store:
     """One flowmem database file. Thread-safe; call close() when done."""
 
-    def __init__(self, path: str, *, synchronous: str, cache_messages: int, settings: SettingsRequest = None,
+    def __init__(self, path: str, *, synchronous: str, cache_messages: int, cache_words: int = 0,
+                 settings: SettingsRequest = None,
                  pool_size: int = 16, read_only: bool = False, create: bool = True, check_index: bool = True):
         """Open the database at `path`, creating and migrating it as needed unless told not to.
 
@@ -69,7 +72,8 @@ class Store:
         (`check_index=False` skips both, for reindex() only). `synchronous` is SQLite's
         durability setting (FULL: an acknowledged Add survives power loss); `pool_size`
         is how many idle read connections are kept; `cache_messages` bounds the
-        messages search keeps in memory between searches (session_cache.py).
+        messages search keeps in memory between searches (session_cache.py), `cache_words`
+        the words of users' messages whose postings it keeps (postings.py).
         `read_only` opens the file read-only (no writes of any kind, no migration);
         `create=False` refuses a missing file instead of creating it.
         """
@@ -80,6 +84,8 @@ class Store:
         self._synchronous = synchronous
         self._pool_size = pool_size
         self._cache = SessionCache(cache_messages)
+        self._postings_cache: BoundedCache[HeldPostings] = BoundedCache(
+            cache_words, lambda held: held.n_messages, lambda held: held.words)
         self._idle: "queue.LifoQueue[sqlite3.Connection]" = queue.LifoQueue()
         self._write_lock = threading.Lock()
         self._index_lock = threading.Lock()
@@ -241,6 +247,7 @@ class Store:
                 return
             self._index = index
             self._cache.clear(index.generation)
+            self._postings_cache.clear(index.generation)
             stem.stem.cache_clear()  # words users said, kept to stem them faster
 
     # -- reads -----------------------------------------------------------------------
@@ -258,7 +265,7 @@ class Store:
         try:
             with transaction(conn, "BEGIN", self.path):
                 index = self._check_generation(conn) if check else self._index
-                yield Reader(conn, self._cache, index)
+                yield Reader(conn, self._cache, index, self._postings_cache)
             reusable = True
         finally:
             if not reusable or self._closed or self._idle.qsize() >= self._pool_size:
