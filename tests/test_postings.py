@@ -27,7 +27,11 @@ def from_index(memory, user_id):
         tokens = sorted({t for (t,) in reader.conn.execute(
             "SELECT substr(term, ?) FROM view_index_rows WHERE term >= ? AND term < ?",
             (len("%d_m_" % key) + 1, "%d_m_" % key, "%d_m`" % key))})
-        return reader.postings(key, MESSAGE, tokens), reader.doc_freqs(key, tokens, (MESSAGE,)), tokens
+        docs = [doc for (doc,) in reader.conn.execute(
+            "SELECT doc_id FROM views JOIN sessions USING (session_key) WHERE user_key = ? AND kind = ?",
+            (key, MESSAGE))]
+        return (reader.postings(key, MESSAGE, tokens), reader.doc_freqs(key, tokens, (MESSAGE,)), tokens,
+                reader.views(docs))
 
 
 def from_memory(memory, user_id, tokens):
@@ -35,16 +39,18 @@ def from_memory(memory, user_id, tokens):
     with memory.store.reading() as reader:
         held = reader.held_postings(key)
         assert held is not None
-        return held, reader.postings(key, MESSAGE, tokens), reader.doc_freqs(key, tokens, (MESSAGE,))
+        return (held, reader.postings(key, MESSAGE, tokens), reader.doc_freqs(key, tokens, (MESSAGE,)),
+                reader.message_views(key, list(held.docs)))
 
 
 class HeldPostingsTest(MemoryTestCase):
     def assert_same_as_index(self, user_id="u1"):
-        rows, doc_freqs, tokens = from_index(self.memory, user_id)
-        held, held_rows, held_doc_freqs = from_memory(self.memory, user_id, tokens)
+        rows, doc_freqs, tokens, views = from_index(self.memory, user_id)
+        held, held_rows, held_doc_freqs, held_views = from_memory(self.memory, user_id, tokens)
         self.assertTrue(rows)
         self.assertEqual(held_rows, rows)
         self.assertEqual(held_doc_freqs, doc_freqs)
+        self.assertEqual(list(held_views.items()), list(views.items()))
         self.assertEqual(held.term_frequencies(tokens), count_rows(rows))
         return held
 
@@ -93,13 +99,16 @@ class HeldPostingsTest(MemoryTestCase):
 
 class ExtendedTest(unittest.TestCase):
     def test_extending_in_two_steps_holds_what_one_step_holds(self):
-        added = [(1, "a b a"), (2, "b c"), (5, "a")]
-        whole = extended(EMPTY, {7: 3}, added, 6)
-        in_steps = extended(extended(EMPTY, {7: 2}, added[:2], 5), {7: 3}, added[2:], 6)
-        self.assertEqual({t: (list(d), list(c)) for t, (d, c) in in_steps.terms.items()},
-                         {t: (list(d), list(c)) for t, (d, c) in whole.terms.items()})
+        added = [(1, 7, 1, 3, "a b a"), (2, 7, 2, 2, "b c"), (5, 7, 3, 1, "a")]
+        whole = extended(EMPTY, {7: (3, "s", "t")}, added, 6)
+        in_steps = extended(extended(EMPTY, {7: (2, "s", "t")}, added[:2], 5), {7: (3, "s", "t")}, added[2:], 6)
+        self.assertEqual(in_steps._replace(terms={}), whole._replace(terms={}))
+        self.assertEqual({t: (list(d), n) for t, (d, n) in in_steps.terms.items()},
+                         {t: (list(d), n) for t, (d, n) in whole.terms.items()})
         self.assertEqual(whole.rows(["a", "b"]), [("a", 1), ("a", 1), ("a", 5), ("b", 1), ("b", 2)])
-        self.assertEqual((whole.n_messages, whole.last_doc, whole.doc_freq("a"), whole.doc_freq("z")), (3, 5, 2, 0))
+        self.assertEqual((whole.n_messages, whole.doc_freq("a"), whole.doc_freq("z")), (3, 2, 0))
+        self.assertEqual((whole.view(2).first, whole.view(2).length, whole.view(2).session_messages), (2, 2, 3))
+        self.assertIsNone(whole.view(3))
 
 
 if __name__ == "__main__":

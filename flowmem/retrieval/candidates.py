@@ -124,13 +124,13 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
         # Nothing said matches; a question that names a speaker still gets their latest messages.
         spoken = {doc for _, doc in reader.postings(user_key, fts.SPEAKER, query.terms)}
         kept = sorted(spoken, reverse=True)[: limits.pool_size]
-    found = reader.views(kept)
+    found = reader.message_views(user_key, kept)
     tf = _restrict(tf, found)
     lengths = {d: v.length for d, v in found.items()}
     option_scores = [scorer.score(option, MESSAGE, tf, lengths, {}) for option in query.options]
     related_bridge, typo_bridge = _bridges(reader, user_key, query, scorer, limits)
     related, typo = bridges.doc_weights(related_bridge), bridges.doc_weights(typo_bridge)
-    found.update(reader.views(bridges.bridge_docs([related, typo], found, bridges.MAX_BRIDGE_DOCS)))
+    found.update(reader.message_views(user_key, bridges.bridge_docs([related, typo], found, bridges.MAX_BRIDGE_DOCS)))
     absent = [t for t in query.terms if not scorer.df[(MESSAGE, t)]]
     scale = bridges.stand_ins(query, absent, related_bridge, limits.related_share) if absent else {}
     for term, per_doc in sorted(count_rows(p for p in related_bridge.postings if p[0] in scale).items()):
@@ -144,7 +144,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
         extra_tf = _feedback_postings(reader, user_key, feedback_words, limits)
         room = max(0, limits.pool_size - len(found))
         extra = [d for d in _bound(extra_tf, feedback_words, limits, room + len(found)) if d not in found][:room]
-        found.update(reader.views(extra))
+        found.update(reader.message_views(user_key, extra))
         for t, per_doc in extra_tf.items():
             for d in per_doc:
                 if d in found:
@@ -152,7 +152,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
         tf.update({t: {d: c for d, c in per_doc.items() if d in found} for t, per_doc in extra_tf.items()
                    if t not in tf})
 
-    found.update(reader.views(_period_docs(reader, user_key, query, scorer, limits, found)))
+    found.update(reader.message_views(user_key, _period_docs(reader, user_key, query, scorer, limits, found)))
     context = _context(reader, found, scores, limits)
     scores.update(_context_scores(reader, scorer, query.terms, tf, found, context))
     pool_views = dict(found)

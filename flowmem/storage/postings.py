@@ -7,9 +7,12 @@ messages it was a fifth of a search. A user's messages only ever grow, so their
 postings are kept per user (postings_cache in the Store, bounded_cache.py) and extended
 with the messages added since, read from the sessions that grew:
 
-- per token, the ascending doc ids of the message views holding it and the count in
-  each, in two arrays (8 bytes a posting, not a dict entry's hundred);
-- per session, the messages held: what tells which sessions grew;
+- per token, the doc ids of the message views holding it, ascending, a doc id once per
+  occurrence as FTS5 gives them, in an array (8 bytes an occurrence, where a list of
+  ints took 36 and a dict entry a hundred), and how many messages hold it;
+- per session, the messages held: what tells which sessions grew, and its id and tag;
+- per message view, ascending: doc id, session, position and length, so that the
+  candidates' views need no SQL either;
 - the message count: the version, compared with the user's `user_stats`, so that a
   write by another process is seen as the session cache sees it.
 
@@ -20,27 +23,43 @@ tokens are its postings; tests/test_postings.py checks them against FTS5 itself.
 """
 from __future__ import annotations
 
-import collections
 from array import array
+from bisect import bisect_left
 from sys import intern
-from typing import Dict, Iterable, List, Mapping, NamedTuple, Sequence, Tuple
+from collections import Counter
+from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-Entry = Tuple["array[int]", "array[int]"]  # (ascending doc ids, the token's count in each)
+from .rows import ViewRow
+from .views import MESSAGE
+
+Entry = Tuple["array[int]", int]  # (doc ids, once per occurrence, ascending; how many docs hold the token)
 
 
 class HeldPostings(NamedTuple):
     """One user's message postings, as of `n_messages` messages (the version)."""
 
     n_messages: int
-    sessions: Mapping[int, int]  # session_key -> messages held
+    sessions: Mapping[int, Tuple[int, str, str]]  # session_key -> (messages held, session id, tag)
     terms: Mapping[str, Entry]
     words: int  # the user's words (user_stats): what counts against the cache's bound
-    last_doc: int  # the highest doc id held
+    docs: "array[int]"  # the message views' doc ids, ascending; then, in the same order:
+    doc_sessions: "array[int]"  # their session keys,
+    positions: "array[int]"  # their positions in the session
+    lengths: "array[int]"  # and their BM25 lengths
+
+    def view(self, doc: int) -> Optional[ViewRow]:
+        """The message view `doc`, as Reader.views() reads it; None if not held."""
+        i = bisect_left(self.docs, doc)
+        if i == len(self.docs) or self.docs[i] != doc:
+            return None
+        session_key, position = self.doc_sessions[i], self.positions[i]
+        n_messages, session_id, tag = self.sessions[session_key]
+        return ViewRow(doc, session_key, session_id, tag, MESSAGE, position, position, self.lengths[i], n_messages)
 
     def doc_freq(self, token: str) -> int:
         """How many of the user's messages hold `token`."""
         entry = self.terms.get(token)
-        return len(entry[0]) if entry else 0
+        return entry[1] if entry else 0
 
     def term_frequencies(self, tokens: Iterable[str]) -> Dict[str, Dict[int, int]]:
         """{token: {doc_id: count}} of the tokens held, tokens sorted and doc ids ascending
@@ -49,7 +68,7 @@ class HeldPostings(NamedTuple):
         for token in sorted(set(tokens)):
             entry = self.terms.get(token)
             if entry:
-                out[token] = dict(zip(*entry))
+                out[token] = dict(Counter(entry[0]))  # Counter's loop is C's: ascending docs stay so
         return out
 
     def rows(self, tokens: Iterable[str]) -> List[Tuple[str, int]]:
@@ -58,33 +77,36 @@ class HeldPostings(NamedTuple):
         for token in sorted(set(tokens)):
             entry = self.terms.get(token)
             if entry:
-                for doc, count in zip(*entry):
-                    out.extend([(token, doc)] * count)
+                out.extend([(token, doc) for doc in entry[0]])
         return out
 
 
-EMPTY = HeldPostings(0, {}, {}, 0, 0)
+EMPTY = HeldPostings(0, {}, {}, 0, array("q"), array("q"), array("l"), array("l"))
 
 
-def extended(held: HeldPostings, sessions: Mapping[int, int], added: Sequence[Tuple[int, str]],
-             words: int) -> HeldPostings:
-    """`held` with the message views `added` ((doc_id, tokens separated by spaces), doc ids
-    ascending and above every doc id held), now holding `sessions`' messages and `words` words."""
-    lists: Dict[str, Tuple[List[int], List[int]]] = {}
-    for doc, text in added:
-        for token, count in collections.Counter(text.split()).items():
-            docs_counts = lists.get(token)
-            if docs_counts is None:
-                docs_counts = lists[token] = ([], [])
-            docs_counts[0].append(doc)
-            docs_counts[1].append(count)
+def extended(held: HeldPostings, sessions: Mapping[int, Tuple[int, str, str]],
+             added: Sequence[Tuple[int, int, int, int, str]], words: int) -> HeldPostings:
+    """`held` with the message views `added` ((doc_id, session_key, position, length, tokens
+    separated by spaces), doc ids ascending and above every doc id held), now holding
+    `sessions`' messages and `words` words."""
+    grown: Dict[str, List] = {}  # token -> [new occurrences' doc ids, docs newly holding it]
+    for doc, _, _, _, text in added:
+        for token in text.split():
+            entry = grown.get(token)
+            if entry is None:
+                entry = grown[token] = [array("q"), 0]
+            docs = entry[0]
+            if not docs or docs[-1] != doc:
+                entry[1] += 1
+            docs.append(doc)
     terms = dict(held.terms)
-    for token, (docs, counts) in lists.items():
+    for token, (docs, n_docs) in grown.items():
         old = terms.get(token)
-        new = (array("q", docs), array("l", counts))
-        terms[intern(token)] = new if old is None else (old[0] + new[0], old[1] + new[1])
-    last_doc = added[-1][0] if added else held.last_doc
-    return HeldPostings(sum(sessions.values()), dict(sessions), terms, words, last_doc)
+        terms[intern(token)] = (docs, n_docs) if old is None else (old[0] + docs, old[1] + n_docs)
+    columns = list(zip(*added)) or [(), (), (), ()]
+    return HeldPostings(sum(n for n, _, _ in sessions.values()), dict(sessions), terms, words,
+                        held.docs + array("q", columns[0]), held.doc_sessions + array("q", columns[1]),
+                        held.positions + array("l", columns[2]), held.lengths + array("l", columns[3]))
 
 
 def count_rows(rows: Iterable[Tuple[str, int]]) -> Dict[str, Dict[int, int]]:

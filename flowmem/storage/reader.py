@@ -110,22 +110,35 @@ class Reader:
 
     def _extend(self, user_key: int, held: HeldPostings, words: int) -> HeldPostings:
         """`held` extended with the user's messages this snapshot has and it has not."""
-        sessions = dict(self.conn.execute("SELECT session_key, n_messages FROM sessions WHERE user_key = ?",
-                                          (user_key,)))
-        if any(sessions.get(key, 0) < n for key, n in held.sessions.items()):
+        sessions = {key: (n, session_id, tag) for key, n, session_id, tag in self.conn.execute(
+            "SELECT session_key, n_messages, session_id, tag FROM sessions WHERE user_key = ?", (user_key,))}
+        if any(sessions.get(key, (0,))[0] < n for key, (n, _, _) in held.sessions.items()):
             held = EMPTY  # held was read from a newer snapshot than this one: start again
-        added: List[Tuple[int, str]] = []
-        for key, n in sorted(sessions.items()):
-            seen = held.sessions.get(key, 0)
+        added: List[Tuple[int, int, int, int, str]] = []
+        for key, (n, _, _) in sorted(sessions.items()):
+            seen = held.sessions[key][0] if key in held.sessions else 0
             if n > seen:
                 added += self.conn.execute(
-                    "SELECT v.doc_id, m.tokens FROM views v JOIN messages m ON m.session_key = v.session_key"
-                    " AND m.seq = v.first_seq WHERE v.session_key = ? AND v.last_seq > ? AND v.kind = ?",
-                    (key, seen, MESSAGE)).fetchall()
+                    "SELECT v.doc_id, v.session_key, v.first_seq, v.length, m.tokens FROM views v JOIN messages m"
+                    " ON m.session_key = v.session_key AND m.seq = v.first_seq"
+                    " WHERE v.session_key = ? AND v.last_seq > ? AND v.kind = ?", (key, seen, MESSAGE)).fetchall()
         added.sort()
-        if added and added[0][0] <= held.last_doc:
+        if added and held.docs and added[0][0] <= held.docs[-1]:
             return self._extend(user_key, EMPTY, words)  # ids not above those held: never seen, but exact either way
         return extended(held, sessions, added, words)
+
+    def message_views(self, user_key: int, doc_ids: Sequence[int]) -> Dict[int, ViewRow]:
+        """The user's message views with these doc_ids, by doc_id: views() from memory where held (postings.py)."""
+        held = self.held_postings(user_key)
+        if held is None:
+            return self.views(doc_ids)
+        out = {}
+        for doc in sorted(set(doc_ids)):
+            view = held.view(doc)
+            if view is None:
+                return self.views(doc_ids)  # not a message view of this user's: never asked, but answered
+            out[doc] = view
+        return out
 
     def term_frequencies(self, user_key: int, tokens: Sequence[str]) -> Dict[str, Dict[int, int]]:
         """{token: {doc_id: count}} of `tokens` in the user's message views, tokens sorted, doc ids ascending."""
