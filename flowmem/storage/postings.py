@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from sys import intern
 from collections import Counter
+from sys import intern
 from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from .rows import ViewRow

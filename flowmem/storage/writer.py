@@ -59,7 +59,7 @@ def sync_views(conn: sqlite3.Connection, settings: ViewSettings, user_key: int, 
         (session_key, since),
     ).fetchall()
     times = {seq: ts for seq, ts, _, _ in tail}
-    texts = {seq: (toks.split(), speaker.split()) for seq, _, toks, speaker in tail}
+    texts = {seq: _text(toks, speaker) for seq, _, toks, speaker in tail}
     planned, new_segment_start = views.plan_tail(
         times, n, segment_start, settings.window_size, settings.segment_max_messages,
         settings.segment_max_gap_s * 1000
@@ -128,11 +128,8 @@ def delete_user(conn: sqlite3.Connection, user_key: int) -> None:
     then merge the index so that no old index page keeps the user's terms."""
     sessions = [r[0] for r in conn.execute("SELECT session_key FROM sessions WHERE user_key = ?", (user_key,))]
     for session_key in sessions:
-        texts = {
-            seq: (toks.split(), speaker.split())
-            for seq, toks, speaker in conn.execute(
-                "SELECT seq, tokens, speaker FROM messages WHERE session_key = ?", (session_key,))
-        }
+        texts = {seq: _text(toks, speaker) for seq, toks, speaker in conn.execute(
+            "SELECT seq, tokens, speaker FROM messages WHERE session_key = ?", (session_key,))}
         for doc_id, kind, first, last in conn.execute(
             "SELECT doc_id, kind, first_seq, last_seq FROM views WHERE session_key = ?", (session_key,)
         ).fetchall():
@@ -150,7 +147,17 @@ def delete_user(conn: sqlite3.Connection, user_key: int) -> None:
     conn.execute(fts.optimize_sql())
 
 
-def _document(user_key: int, span: views.Span, texts: Mapping[int, Tuple[List[str], List[str]]]) -> Tuple[str, int]:
+Text = Tuple[List[str], List[str], int]  # a message's tokens, its speaker's, and its words (_text())
+
+
+def _text(tokens: str, speaker: str) -> Text:
+    """A stored message's tokens and speaker tokens, and how many of its tokens are words, not
+    date tokens: counted once per message, not once per view holding it."""
+    split = tokens.split()
+    return split, speaker.split(), sum(1 for t in split if not timeexpr.is_date_token(t))
+
+
+def _document(user_key: int, span: views.Span, texts: Mapping[int, Text]) -> Tuple[str, int]:
     """A view's indexed document and its length for BM25.
 
     The length counts the words of the text only: a message's speaker and its date
@@ -158,10 +165,10 @@ def _document(user_key: int, span: views.Span, texts: Mapping[int, Tuple[List[st
     longer, and so less relevant per word, than an undated one. (Counting the date
     tokens cost LoCoMo multi-hop questions 0.022 Hit@10; README, time-aware memory.)
     """
-    tokens = [t for seq in range(span.first, span.last + 1) for t in texts[seq][0]]
+    seqs = range(span.first, span.last + 1)
+    tokens = [t for seq in seqs for t in texts[seq][0]]
     speaker = texts[span.first][1] if span.kind == views.MESSAGE else []
-    length = sum(1 for t in tokens if not timeexpr.is_date_token(t))
-    return fts.document(user_key, span.kind, tokens, speaker), length
+    return fts.document(user_key, span.kind, tokens, speaker), sum(texts[seq][2] for seq in seqs)
 
 
 def _user_key(conn: sqlite3.Connection, user_id: str) -> int:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import calendar
 import datetime
 import re
-from typing import Callable, List, NamedTuple, Optional, Tuple, TypeVar
+from typing import Callable, FrozenSet, List, NamedTuple, Optional, Tuple, TypeVar
 
 Date = datetime.date
 _DAY = datetime.timedelta(days=1)
@@ -284,12 +284,13 @@ def resolve(text: str, anchor: Optional[Date]) -> List[Resolution]:
     lowered = text.lower()
     # What any pattern without a trigger word needs: a digit or a month name (ASCII), or non-ASCII text.
     numeric = _DIGIT.search(lowered) is not None or any(m in lowered for m in MONTHS)
+    said = frozenset(w for w in _TRIGGER_WORDS if w in lowered)  # looked for once, not once per pattern
     for pattern, absolute in ABSOLUTE:
-        if _may_match(pattern, lowered, numeric):
+        if _may_match(pattern, lowered, numeric, said):
             claim(pattern, absolute, anchor, False)
     if anchor is not None:
         for pattern, relative in RELATIVE:
-            if _may_match(pattern, lowered, numeric):
+            if _may_match(pattern, lowered, numeric, said):
                 claim(pattern, relative, anchor, True)
     return sorted(found, key=lambda r: r.position)
 
@@ -301,25 +302,27 @@ def _triggers(pattern: re.Pattern) -> Tuple[str, ...]:
     every pattern over every message at write time.
     """
     source = pattern.pattern.lower()
-    words = [w for w in ("yesterday", "night", "today", "tonight", "morning", "afternoon", "evening", "tomorrow",
-                         "ago", "weekend", "week", "month", "year", "day") + tuple(WEEKDAYS) if w in source]
+    words = [w for w in _TRIGGER_WORDS if w in source]
     if words and not any(ch.isdigit() for ch in "".join(words)):
         return tuple(words)
     return ()
 
 
+_TRIGGER_WORDS = ("yesterday", "night", "today", "tonight", "morning", "afternoon", "evening", "tomorrow", "ago",
+                  "weekend", "week", "month", "year", "day") + tuple(WEEKDAYS)
 _TRIGGERS: dict = {}
 
 
 _DIGIT = re.compile(r"\d")
 
 
-def _may_match(pattern: re.Pattern, lowered: str, numeric: bool) -> bool:
+def _may_match(pattern: re.Pattern, lowered: str, numeric: bool, said: FrozenSet[str]) -> bool:
+    """Whether `pattern` may match `lowered`, which holds the trigger words `said` (_triggers())."""
     triggers = _TRIGGERS.get(pattern)
     if triggers is None:
-        triggers = _TRIGGERS[pattern] = _triggers(pattern)
+        triggers = _TRIGGERS[pattern] = frozenset(_triggers(pattern))
     if triggers:
-        return any(t in lowered for t in triggers)
+        return not said.isdisjoint(triggers)
     return numeric if pattern.pattern.isascii() else not lowered.isascii()
 
 
