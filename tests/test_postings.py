@@ -110,6 +110,13 @@ class ExtendedTest(unittest.TestCase):
         self.assertEqual((whole.view(2).first, whole.view(2).length, whole.view(2).session_messages), (2, 2, 3))
         self.assertIsNone(whole.view(3))
 
+    def test_doc_ids_past_32_bits_are_held_whole_beside_smaller_ones(self):
+        big = 2 ** 32 + 5
+        held = extended(extended(EMPTY, {7: (1, "s", "t")}, [(3, 7, 1, 1, "a")], 1), {7: (2, "s", "t")},
+                        [(big, 7, 2, 1, "a b")], 3)
+        self.assertEqual(held.term_frequencies(["a", "b"]), {"a": {3: 1, big: 1}, "b": {big: 1}})
+        self.assertEqual(held.view(big).first, 2)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -8,8 +8,9 @@ postings are kept per user (postings_cache in the Store, bounded_cache.py) and e
 with the messages added since, read from the sessions that grew:
 
 - per token, the doc ids of the message views holding it, ascending, a doc id once per
-  occurrence as FTS5 gives them, in an array (8 bytes an occurrence, where a list of
-  ints took 36 and a dict entry a hundred), and how many messages hold it;
+  occurrence as FTS5 gives them, in an array (4 bytes an occurrence while doc ids fit
+  32 bits, 8 past that; a list of ints took 36 and a dict entry a hundred), and how
+  many messages hold it;
 - per session, the messages held: what tells which sessions grew, and its id and tag;
 - per message view, ascending: doc id, session, position and length, so that the
   candidates' views need no SQL either;
@@ -81,7 +82,15 @@ class HeldPostings(NamedTuple):
         return out
 
 
-EMPTY = HeldPostings(0, {}, {}, 0, array("q"), array("q"), array("l"), array("l"))
+EMPTY = HeldPostings(0, {}, {}, 0, array("I"), array("q"), array("I"), array("I"))
+_WIDE = 2 ** 32  # doc ids from here on are held in 8 bytes, not 4
+
+
+def _joined(old: "array[int]", new: "array[int]") -> "array[int]":
+    """`old` then `new`, in the wider of their two types."""
+    if old.typecode != new.typecode:
+        old, new = array("q", old), array("q", new)
+    return old + new
 
 
 def extended(held: HeldPostings, sessions: Mapping[int, Tuple[int, str, str]],
@@ -90,11 +99,12 @@ def extended(held: HeldPostings, sessions: Mapping[int, Tuple[int, str, str]],
     separated by spaces), doc ids ascending and above every doc id held), now holding
     `sessions`' messages and `words` words."""
     grown: Dict[str, List] = {}  # token -> [new occurrences' doc ids, docs newly holding it]
+    code = "q" if added and added[-1][0] >= _WIDE else "I"
     for doc, _, _, _, text in added:
         for token in text.split():
             entry = grown.get(token)
             if entry is None:
-                entry = grown[token] = [array("q"), 0]
+                entry = grown[token] = [array(code), 0]
             docs = entry[0]
             if not docs or docs[-1] != doc:
                 entry[1] += 1
@@ -102,11 +112,11 @@ def extended(held: HeldPostings, sessions: Mapping[int, Tuple[int, str, str]],
     terms = dict(held.terms)
     for token, (docs, n_docs) in grown.items():
         old = terms.get(token)
-        terms[intern(token)] = (docs, n_docs) if old is None else (old[0] + docs, old[1] + n_docs)
+        terms[intern(token)] = (docs, n_docs) if old is None else (_joined(old[0], docs), old[1] + n_docs)
     columns = list(zip(*added)) or [(), (), (), ()]
     return HeldPostings(sum(n for n, _, _ in sessions.values()), dict(sessions), terms, words,
-                        held.docs + array("q", columns[0]), held.doc_sessions + array("q", columns[1]),
-                        held.positions + array("l", columns[2]), held.lengths + array("l", columns[3]))
+                        _joined(held.docs, array(code, columns[0])), held.doc_sessions + array("q", columns[1]),
+                        held.positions + array("I", columns[2]), held.lengths + array("I", columns[3]))
 
 
 def count_rows(rows: Iterable[Tuple[str, int]]) -> Dict[str, Dict[int, int]]:
