@@ -3,7 +3,7 @@ be exactly what the FTS5 index holds, at every version of the user's memory."""
 import unittest
 
 from flowmem.storage.postings import EMPTY, count_rows, extended
-from flowmem.storage.views import MESSAGE
+from flowmem.storage.views import KINDS, MESSAGE
 from tests.helpers import MemoryTestCase, add_body
 
 TEXTS = [
@@ -30,7 +30,7 @@ def from_index(memory, user_id):
         docs = [doc for (doc,) in reader.conn.execute(
             "SELECT doc_id FROM views JOIN sessions USING (session_key) WHERE user_key = ? AND kind = ?",
             (key, MESSAGE))]
-        return (reader.postings(key, MESSAGE, tokens), reader.doc_freqs(key, tokens, (MESSAGE,)), tokens,
+        return (reader.postings(key, MESSAGE, tokens), reader.doc_freqs(key, tokens, KINDS), tokens,
                 reader.views(docs))
 
 
@@ -39,8 +39,9 @@ def from_memory(memory, user_id, tokens):
     with memory.store.reading() as reader:
         held = reader.held_postings(key)
         assert held is not None
-        return (held, reader.postings(key, MESSAGE, tokens), reader.doc_freqs(key, tokens, (MESSAGE,)),
-                reader.message_views(key, list(held.docs)))
+        first = reader.doc_freqs(key, tokens, KINDS)
+        assert reader.doc_freqs(key, tokens, KINDS) == first  # the second time from the memo
+        return held, reader.postings(key, MESSAGE, tokens), first, reader.message_views(key, list(held.docs))
 
 
 class HeldPostingsTest(MemoryTestCase):

@@ -47,6 +47,9 @@ class HeldPostings(NamedTuple):
     doc_sessions: "array[int]"  # their session keys,
     positions: "array[int]"  # their positions in the session
     lengths: "array[int]"  # and their BM25 lengths
+    # (kind, token) -> windows or segments holding it, as read from the index: a memo, filled by
+    # Reader.doc_freqs(), valid while this version is (they change only as messages arrive)
+    context_doc_freqs: Dict[Tuple[str, str], int]
 
     def view(self, doc: int) -> Optional[ViewRow]:
         """The message view `doc`, as Reader.views() reads it; None if not held."""
@@ -82,7 +85,7 @@ class HeldPostings(NamedTuple):
         return out
 
 
-EMPTY = HeldPostings(0, {}, {}, 0, array("I"), array("q"), array("I"), array("I"))
+EMPTY = HeldPostings(0, {}, {}, 0, array("I"), array("q"), array("I"), array("I"), {})
 _WIDE = 2 ** 32  # doc ids from here on are held in 8 bytes, not 4
 
 
@@ -116,7 +119,7 @@ def extended(held: HeldPostings, sessions: Mapping[int, Tuple[int, str, str]],
     columns = list(zip(*added)) or [(), (), (), ()]
     return HeldPostings(sum(n for n, _, _ in sessions.values()), dict(sessions), terms, words,
                         _joined(held.docs, array(code, columns[0])), held.doc_sessions + array("q", columns[1]),
-                        held.positions + array("I", columns[2]), held.lengths + array("I", columns[3]))
+                        held.positions + array("I", columns[2]), held.lengths + array("I", columns[3]), {})
 
 
 def count_rows(rows: Iterable[Tuple[str, int]]) -> Dict[str, Dict[int, int]]:

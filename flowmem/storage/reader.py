@@ -158,12 +158,34 @@ class Reader:
     def doc_freqs(self, user_key: int, tokens: Sequence[str],
                   kinds: Sequence[str] = KINDS) -> Dict[Tuple[str, str], int]:
         """{(kind, token): number of the user's views of that kind holding the token}."""
+        held = self.held_postings(user_key)
+        if held is None:
+            return self._indexed_doc_freqs(user_key, tokens, kinds)
+        out = {}
+        missing = []
+        for kind in kinds:
+            for t in tokens:
+                n = held.doc_freq(t) if kind == MESSAGE else held.context_doc_freqs.get((kind, t))
+                if n is None:
+                    missing.append((kind, t))
+                elif n:
+                    out[(kind, t)] = n
+        if missing:
+            # Windows and segments change only as messages arrive, so their counts hold as long as
+            # the held postings do: each is read from the index once per version (postings.py).
+            found = self._indexed_doc_freqs(user_key, sorted({t for _, t in missing}),
+                                            sorted({kind for kind, _ in missing}))
+            for key in missing:
+                held.context_doc_freqs[key] = found.get(key, 0)
+                if found.get(key):
+                    out[key] = found[key]
+        return out
+
+    def _indexed_doc_freqs(self, user_key: int, tokens: Sequence[str],
+                           kinds: Sequence[str]) -> Dict[Tuple[str, str], int]:
+        """doc_freqs() read from the FTS5 index."""
         prefixes = {fts.kind_prefix(user_key, kind): kind for kind in KINDS}
         out = {}
-        held = self.held_postings(user_key) if MESSAGE in kinds else None
-        if held is not None:
-            out = {(MESSAGE, t): n for t in tokens for n in (held.doc_freq(t),) if n}
-            kinds = [kind for kind in kinds if kind != MESSAGE]
         for sql, params in fts.doc_freq_sql(user_key, tokens, kinds):
             for term, n in self.conn.execute(sql, params):
                 prefix = term[: term.index("_", term.index("_") + 1) + 1]
