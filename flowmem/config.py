@@ -89,7 +89,7 @@ class Config:
         200_000, "database", "messages search keeps in memory between searches, one per 2,000 characters of a long "
         "one (about 1.2 KB of RSS per short message)")
     cache_words: int = setting(
-        5_000_000, "database", "words of users' messages whose postings search keeps in memory (about 10 bytes "
+        5_000_000, "database", "words of users' messages whose postings search keeps in memory (about 7 bytes "
         "each); a user with more is read from the index at every search")
     # Index settings: fixed per database. None means "as the database was built"; a new database
     # gets the defaults of storage.settings.ViewSettings (the only place they are written). A value given

@@ -284,12 +284,11 @@ def _bound(tf: Mapping[str, Mapping[int, int]], weights: Mapping[str, float], li
     """The `size` best documents by BM25 without length normalisation (ties by doc id)."""
     k1 = limits.k1
     pre: Dict[int, float] = {}
-    get = pre.get
     for t in sorted(tf):
         weight = weights[t] * (k1 + 1.0)
         once = weight * 1 / (1 + k1)  # most words occur once in a message: the same float, computed once
         for doc, count in tf[t].items():
-            pre[doc] = get(doc, 0.0) + (once if count == 1 else weight * count / (count + k1))
+            pre[doc] = pre.get(doc, 0.0) + (once if count == 1 else weight * count / (count + k1))
     if len(pre) <= size:
         return sorted(pre, key=lambda d: (-pre[d], d))
     return heapq.nsmallest(size, pre, key=lambda d: (-pre[d], d))
