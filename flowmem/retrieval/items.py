@@ -40,10 +40,8 @@ def render(rows: Sequence[Any], date_prefix: bool, time_annotations: bool) -> st
     previous_day = None
     for row in rows:
         line = row.content
-        if time_annotations and row.times:
-            note = timeexpr.annotation(row.resolutions())
-            if note:
-                line = "%s %s" % (line, note)
+        if time_annotations and row.annotation:
+            line = "%s %s" % (line, row.annotation)
         day = timeexpr.day_of(row.timestamp_ms)
         if date_prefix and day is not None and day != previous_day:
             line = "[%s] %s" % (day.isoformat(), line)

@@ -10,6 +10,7 @@ import sqlite3
 from sys import intern
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from ..text import timeexpr
 from ..text.features import shown
 from . import fts
 from .bounded_cache import BoundedCache
@@ -50,8 +51,9 @@ class Reader:
         for seq, role, content, speaker, ts, tokens, times in self.conn.execute(
                 "SELECT seq, role, content, speaker, timestamp_ms, tokens, times FROM messages WHERE session_key = ?",
                 (view.session_key,)):
-            rows[seq] = MessageRow(seq, role, shown(content), ts, times)
-            spans = tuple((r.start.toordinal(), r.end.toordinal()) for r in rows[seq].resolutions())
+            resolutions = MessageRow(seq, role, "", ts, times).resolutions()
+            rows[seq] = MessageRow(seq, role, shown(content), ts, times, timeexpr.annotation(resolutions))
+            spans = tuple((r.start.toordinal(), r.end.toordinal()) for r in resolutions)
             # Interned: a word said in thousands of cached messages is then one string, not thousands.
             messages[seq] = (tuple(map(intern, speaker.split())), ts, tuple(map(intern, tokens.split())), spans)
             cost += 1 + len(rows[seq].content) // CACHE_UNIT_CHARS

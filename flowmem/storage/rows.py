@@ -42,6 +42,7 @@ class MessageRow(NamedTuple):
     content: str
     timestamp_ms: Optional[int]
     times: str  # JSON: the dates the text mentions or implies (features.Derived.times)
+    annotation: str = ""  # its relative times resolved, as results show them (timeexpr.annotation()): made once
 
     def resolutions(self) -> List[timeexpr.Resolution]:
         return [timeexpr.Resolution(e, datetime.date.fromisoformat(a), datetime.date.fromisoformat(b), r, 0)
