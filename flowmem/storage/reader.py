@@ -15,7 +15,7 @@ from ..text.features import shown
 from . import fts
 from .bounded_cache import BoundedCache
 from .postings import EMPTY, HeldPostings, count_rows, extended
-from .rows import MessageRow, ViewRow, lookup_user_key, view_rows
+from .rows import MessageRow, ViewRow, lookup_user_key, resolutions, view_rows
 from .session_cache import CACHE_UNIT_CHARS, SessionCache, SessionData
 from .settings import IndexState
 from .views import KINDS, MESSAGE
@@ -37,6 +37,7 @@ class Reader:
         self._generation = index.generation
         self._sessions: Dict[int, SessionData] = {}
         self._held: Dict[int, Optional[HeldPostings]] = {}
+        self._statistics: Dict[int, Dict[str, Tuple[int, int]]] = {}
 
     def session(self, view: "ViewRow") -> SessionData:
         """Every message's features and every window and segment of the session `view` belongs to."""
@@ -51,9 +52,9 @@ class Reader:
         for seq, role, content, speaker, ts, tokens, times in self.conn.execute(
                 "SELECT seq, role, content, speaker, timestamp_ms, tokens, times FROM messages WHERE session_key = ?",
                 (view.session_key,)):
-            resolutions = MessageRow(seq, role, "", ts, times).resolutions()
-            rows[seq] = MessageRow(seq, role, shown(content), ts, times, timeexpr.annotation(resolutions))
-            spans = tuple((r.start.toordinal(), r.end.toordinal()) for r in resolutions)
+            resolved = resolutions(times)
+            rows[seq] = MessageRow(seq, role, shown(content), ts, times, timeexpr.annotation(resolved))
+            spans = tuple((r.start.toordinal(), r.end.toordinal()) for r in resolved)
             # Interned: a word said in thousands of cached messages is then one string, not thousands.
             messages[seq] = (tuple(map(intern, speaker.split())), ts, tuple(map(intern, tokens.split())), spans)
             cost += 1 + len(rows[seq].content) // CACHE_UNIT_CHARS
@@ -91,17 +92,18 @@ class Reader:
 
     def bm25_statistics(self, user_key: int) -> Dict[str, Tuple[int, int]]:
         """The user's BM25 statistics: (document count, total tokens) per view kind."""
-        return {kind: (n, total) for kind, n, total in self.conn.execute(
-            "SELECT kind, n_docs, total_length FROM user_stats WHERE user_key = ?", (user_key,))}
+        statistics = self._statistics.get(user_key)
+        if statistics is None:  # read once per snapshot: the pool and the held postings both ask
+            statistics = self._statistics[user_key] = {kind: (n, total) for kind, n, total in self.conn.execute(
+                "SELECT kind, n_docs, total_length FROM user_stats WHERE user_key = ?", (user_key,))}
+        return statistics
 
     def held_postings(self, user_key: int) -> Optional[HeldPostings]:
         """The user's message postings in memory (postings.py), extended to this snapshot;
         None when the user has more words than the cache holds (their postings are then read from the index)."""
         if user_key in self._held:
             return self._held[user_key]
-        row = self.conn.execute("SELECT n_docs, total_length FROM user_stats WHERE user_key = ? AND kind = ?",
-                                (user_key, MESSAGE)).fetchone()
-        n_messages, words = row or (0, 0)
+        n_messages, words = self.bm25_statistics(user_key).get(MESSAGE, (0, 0))
         held = None
         cache = self.postings_cache
         if cache is not None and words <= cache.bound:

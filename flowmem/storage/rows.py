@@ -44,9 +44,11 @@ class MessageRow(NamedTuple):
     times: str  # JSON: the dates the text mentions or implies (features.Derived.times)
     annotation: str = ""  # its relative times resolved, as results show them (timeexpr.annotation()): made once
 
-    def resolutions(self) -> List[timeexpr.Resolution]:
-        return [timeexpr.Resolution(e, datetime.date.fromisoformat(a), datetime.date.fromisoformat(b), r, 0)
-                for e, a, b, r in json.loads(self.times or "[]")]
+
+def resolutions(times: str) -> List[timeexpr.Resolution]:
+    """A stored message's `times` (JSON) as the resolutions they were written from."""
+    return [timeexpr.Resolution(e, datetime.date.fromisoformat(a), datetime.date.fromisoformat(b), r, 0)
+            for e, a, b, r in json.loads(times or "[]")]
 
 
 _VIEW_ROWS_SQL = ("SELECT v.doc_id, v.session_key, s.session_id, s.tag, v.kind, v.first_seq, v.last_seq, v.length,"

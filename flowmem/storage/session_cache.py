@@ -45,7 +45,6 @@ class SessionCache(BoundedCache[SessionData]):
 
     def __init__(self, max_messages: int):
         super().__init__(max_messages, lambda entry: entry.n_messages, SessionData.weight)
-        self.max_messages = max_messages
 
     def get_session(self, session_key: int, n_messages: int, load: Callable[[], SessionData],
                     generation: int = 0) -> SessionData:
