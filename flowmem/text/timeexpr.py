@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import calendar
 import datetime
+import functools
 import re
-from typing import Callable, FrozenSet, List, NamedTuple, Optional, Tuple, TypeVar
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 Date = datetime.date
 _DAY = datetime.timedelta(days=1)
@@ -282,21 +283,21 @@ def resolve(text: str, anchor: Optional[Date]) -> List[Resolution]:
             found.append(Resolution(m.group(0), span[0], span[1], relative, m.start()))
 
     lowered = text.lower()
-    # What any pattern without a trigger word needs: a digit or a month name (ASCII), or non-ASCII text.
-    numeric = _DIGIT.search(lowered) is not None or any(m in lowered for m in MONTHS)
-    said = frozenset(w for w in _TRIGGER_WORDS if w in lowered)  # looked for once, not once per pattern
-    for pattern, absolute in ABSOLUTE:
-        if _may_match(pattern, lowered, numeric, said):
-            claim(pattern, absolute, anchor, False)
+    held = [w for w in _TRIGGER_WORDS if w in lowered]  # looked for once, not once per pattern
+    if _DIGIT.search(lowered) is not None or any(m in lowered for m in MONTHS):
+        held.append(_NUMERIC)
+    if not lowered.isascii():
+        held.append(_NON_ASCII)
+    for i in _candidates(_ABSOLUTE_INDEX, held):
+        claim(ABSOLUTE[i][0], ABSOLUTE[i][1], anchor, False)
     if anchor is not None:
-        for pattern, relative in RELATIVE:
-            if _may_match(pattern, lowered, numeric, said):
-                claim(pattern, relative, anchor, True)
+        for i in _candidates(_RELATIVE_INDEX, held):
+            claim(RELATIVE[i][0], RELATIVE[i][1], anchor, True)
     return sorted(found, key=lambda r: r.position)
 
 
 def _triggers(pattern: re.Pattern) -> Tuple[str, ...]:
-    """Words one of which any match of `pattern` contains, or () to always try it.
+    """Words one of which any match of `pattern` contains, or () if none is known (_index()).
 
     Most messages hold no date at all; testing a few substrings first spares running
     every pattern over every message at write time.
@@ -310,20 +311,28 @@ def _triggers(pattern: re.Pattern) -> Tuple[str, ...]:
 
 _TRIGGER_WORDS = ("yesterday", "night", "today", "tonight", "morning", "afternoon", "evening", "tomorrow", "ago",
                   "weekend", "week", "month", "year", "day") + tuple(WEEKDAYS)
-_TRIGGERS: dict = {}
-
-
+# What a pattern without a trigger word needs: a digit or a month name (ASCII ones), or non-ASCII text.
+_NUMERIC, _NON_ASCII = "<digit or month name>", "<non-ASCII text>"
 _DIGIT = re.compile(r"\d")
 
 
-def _may_match(pattern: re.Pattern, lowered: str, numeric: bool, said: FrozenSet[str]) -> bool:
-    """Whether `pattern` may match `lowered`, which holds the trigger words `said` (_triggers())."""
-    triggers = _TRIGGERS.get(pattern)
-    if triggers is None:
-        triggers = _TRIGGERS[pattern] = frozenset(_triggers(pattern))
-    if triggers:
-        return not said.isdisjoint(triggers)
-    return numeric if pattern.pattern.isascii() else not lowered.isascii()
+def _index(patterns: Sequence[Tuple[re.Pattern, object]]) -> Dict[str, Tuple[int, ...]]:
+    """`patterns`' positions filed under what a text must hold for each to match: any one of
+    its trigger words, or _NUMERIC or _NON_ASCII for one without (_triggers())."""
+    index: Dict[str, List[int]] = {}
+    for i, (pattern, _) in enumerate(patterns):
+        for need in _triggers(pattern) or ((_NUMERIC if pattern.pattern.isascii() else _NON_ASCII),):
+            index.setdefault(need, []).append(i)
+    return {need: tuple(positions) for need, positions in index.items()}
+
+
+def _candidates(index: Dict[str, Tuple[int, ...]], held: Sequence[str]) -> List[int]:
+    """Positions, in the order tried, of the patterns that may match a text holding `held` (trigger words,
+    _NUMERIC, _NON_ASCII): the few worth running, without asking all 42 in turn (which cost more than matching)."""
+    return sorted({i for need in held for i in index.get(need, ())})
+
+
+_ABSOLUTE_INDEX, _RELATIVE_INDEX = _index(ABSOLUTE), _index(RELATIVE)  # built once: the lists never change
 
 
 _EPOCH_DAY = Date(1970, 1, 1)
@@ -341,11 +350,19 @@ def day_of(timestamp_ms: Optional[int]) -> Optional[Date]:
 
 
 _DATE_TOKEN = re.compile(r"[dmy]\d{4,8}")
+# The same, a whole whitespace-separated token; the look-behind follows the letter so that a scan
+# skips to a d, m or y instead of trying it at every position (twice as fast).
+_DATE_TOKENS = re.compile(r"[dmy](?<!\S[dmy])\d{4,8}(?!\S)")
 
 
 def is_date_token(token: str) -> bool:
     """Whether `token` has the shape of tokens() output (`d20230508`, `m202305`, `y2023`)."""
     return _DATE_TOKEN.fullmatch(token) is not None
+
+
+def count_date_tokens(tokens: str) -> int:
+    """How many of the whitespace-separated `tokens` are date tokens (is_date_token()): one scan, not one per token."""
+    return len(_DATE_TOKENS.findall(tokens))
 
 
 def tokens(start: Date, end: Date) -> List[str]:
@@ -354,13 +371,18 @@ def tokens(start: Date, end: Date) -> List[str]:
     `d20230508` for a day, `m202305` for a month, `y2023` for a year: letters and
     digits only, so they pass through tokenize.py and fts.py untouched.
     """
+    return list(_tokens(start, end))
+
+
+@functools.lru_cache(maxsize=4096)  # every message of a session has its day's tokens: made once, not per message
+def _tokens(start: Date, end: Date) -> Tuple[str, ...]:
     out = ["d%04d%02d%02d" % (start.year, start.month, start.day)] if start == end else []
     year, month = start.year, start.month
     while (year, month) <= (end.year, end.month) and len(out) < 40:
         out.append("m%04d%02d" % (year, month))
         year, month = (year + 1, 1) if month == 12 else (year, month + 1)
     out.extend("y%04d" % y for y in range(start.year, min(end.year, start.year + 20) + 1))
-    return out
+    return tuple(out)
 
 
 def annotation(resolutions: List[Resolution]) -> str:
