@@ -16,12 +16,16 @@ makes characters and bigrams), so retrieval/bridges.py finds them with is_chines
 
 Each file is read once, on first use, under a lock, and kept (the English one: 1.6 MB,
 59,000 terms, about 12 MB of memory by tracemalloc, read in about 70 ms). related() and
-related_chinese() answer from those tables alone, so they are deterministic.
+related_chinese() answer from those tables alone, so they are deterministic. A file is
+read with pkgutil.get_data, not open(): that works too when flowmem runs from a zip
+archive (`make pyz`), where the files are members of the archive, not paths.
 """
 from __future__ import annotations
 
 import gzip
+import io
 import os
+import pkgutil
 import threading
 from functools import lru_cache
 from typing import Dict, Optional, Tuple
@@ -40,7 +44,10 @@ def _load(path: str) -> Dict[str, str]:
     with _lock:
         if path not in _tables:
             table = {}
-            with gzip.open(path, "rt", encoding="utf-8") as f:
+            data = pkgutil.get_data(__name__.rpartition(".")[0], "data/" + os.path.basename(path))
+            if data is None:  # no loader that reads data: never for a directory or a zip
+                raise FileNotFoundError(path)
+            with gzip.open(io.BytesIO(data), "rt", encoding="utf-8") as f:
                 for line in f:
                     if not line.startswith("#"):
                         term, _, rest = line.rstrip("\n").partition("\t")
