@@ -3,7 +3,8 @@
 An item's content is its view's stored messages verbatim, one per line, each line
 that starts a new day prefixed with it and resolved relative times after the text
 (render()); its id and source_message_ids are the public ids of the view and its
-messages (storage/ids.py); created_at is its first known time, in ISO-8601 UTC.
+messages (storage/ids.py); created_at is its first known time, in ISO-8601 UTC; role is
+its first message's role, as stored (a message item: its own).
 """
 from __future__ import annotations
 
@@ -68,5 +69,6 @@ def result_item(pick: Pick, session: Session, rows: Sequence[Any], audit: Dict[s
         "view": pick.kind,
         "source_message_ids": [message_id(session.tag, r.seq) for r in rows],
         "session_id": session.session_id,
+        "role": rows[0].role,
         "signals": audit,
     }
