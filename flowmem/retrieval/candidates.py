@@ -8,10 +8,8 @@
    messages, weighted by term frequency times idf (among the sessions read), stand
    in for what the question did not say; the messages holding the best `feedback_terms` of them join the pool
    and get a feedback score.
-3. Windows and segments around the best `context_size` messages. A window's or
-   segment's term counts are the sums of its messages' (its indexed text is theirs),
-   so its BM25 needs no postings of its own: just its length and the kind's document
-   frequencies, which the index keeps per user and kind.
+3. Windows and segments around the best `context_size` messages, scored by BM25
+   from their messages' term counts (context.py).
 
 Every BM25 uses the user's own statistics and idf per view kind.
 """
@@ -25,9 +23,9 @@ from ..storage import fts
 from ..storage.postings import count_rows
 from ..storage.reader import Reader
 from ..storage.rows import ViewRow
-from ..storage.views import KINDS, MESSAGE, SEGMENT, WINDOW
+from ..storage.views import KINDS, MESSAGE
 from ..text.period import index_tokens
-from . import bm25, bridges
+from . import bm25, bridges, context
 from .query import Query
 
 Key = Tuple[int, int]  # (session_key, position in session)
@@ -153,10 +151,10 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
                    if t not in tf})
 
     found.update(reader.message_views(user_key, _period_docs(reader, user_key, query, scorer, limits, found)))
-    context = _context(reader, found, scores, limits)
-    scores.update(_context_scores(reader, scorer, query.terms, tf, found, context))
+    nearby = context.around(reader, found, scores, limits.context_size)
+    scores.update(context.scores(reader, scorer.score, query.terms, tf, found, nearby))
     pool_views = dict(found)
-    pool_views.update(context)
+    pool_views.update(nearby)
     matched = sorted((v.session_key, v.first) for v in found.values())
     messages = _messages(reader, pool_views, set(matched))
     feedback = _keyed(feedback_docs, found)
@@ -322,47 +320,6 @@ def _feedback_words(reader: Reader, found: Mapping[int, ViewRow], scores: Mappin
                 weight[t] = weight.get(t, 0.0) + tokens.count(t) / len(tokens) * idf
     chosen = sorted(weight, key=lambda t: (-weight[t], t))[: limits.feedback_terms]
     return {t: weight[t] for t in chosen}
-
-
-def _context(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, float],
-             limits: Limits) -> Dict[int, ViewRow]:
-    """The windows and segments around the best `context_size` messages."""
-    best = sorted(found, key=lambda d: (-scores.get(d, 0.0), d))[: limits.context_size]
-    context: Dict[int, ViewRow] = {}
-    for d in best:
-        v = found[d]
-        for view in reader.session(v).views_at.get(v.first, ()):
-            context[view.doc_id] = view
-    return context
-
-
-def _context_scores(reader: Reader, scorer: _Scorer, terms: Sequence[str], tf: Mapping[str, Mapping[int, int]],
-                    found: Mapping[int, ViewRow], context: Mapping[int, ViewRow]) -> Dict[int, float]:
-    """BM25 of windows and segments, their term counts summed from their messages' (held: from views_at,
-    session_cache.py, for the messages holding a term in the sessions the context comes from)."""
-    kinds = (WINDOW, SEGMENT)
-    sessions = {v.session_key for v in context.values()}
-    held: Dict[int, List[ViewRow]] = {}  # doc -> the context views holding its message
-    kind_tf: Dict[str, Dict[str, Dict[int, int]]] = {kind: {} for kind in kinds}
-    for t in terms:
-        per_view: Dict[str, Dict[int, int]] = {kind: {} for kind in kinds}
-        for doc, count in tf.get(t, {}).items():
-            views = held.get(doc)
-            if views is None:
-                v = found[doc]
-                around = reader.session(v).views_at.get(v.first, ()) if v.session_key in sessions else ()
-                views = held[doc] = [view for view in around if view.doc_id in context]
-            for view in views:
-                counts = per_view[view.kind]
-                counts[view.doc_id] = counts.get(view.doc_id, 0) + count
-        for kind in kinds:
-            if per_view[kind]:
-                kind_tf[kind][t] = per_view[kind]
-    out: Dict[int, float] = {}
-    for kind in kinds:
-        lengths = {d: v.length for d, v in context.items() if v.kind == kind}
-        out.update(scorer.score(terms, kind, kind_tf[kind], lengths, {}))
-    return out
 
 
 def _messages(reader: Reader, views: Mapping[int, ViewRow], matched: Set[Key]) -> Dict[Key, Message]:
