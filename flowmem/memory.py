@@ -16,16 +16,20 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
+import re
 import sqlite3
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional
+from typing import Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, Union
 
-from . import __version__
+from . import __version__, paging, portable
 from .config import Config
+from .errors import NotFound, StoreError
 from .retrieval.pipeline import search
 from .retrieval.ranking import Ranking
-from .storage.settings import ViewSettings
-from .storage.store import Store, init_database
-from .validation import parse_add, parse_search
+from .storage import listing
+from .storage.settings import ViewSettings, reindex_command, requested_settings
+from .storage.store import Store
+from .validation import parse_add, parse_id, parse_limit, parse_order, parse_search, parse_time
 
 
 def make_ranking(config: Optional[Config] = None, index: Optional[ViewSettings] = None) -> Ranking:
@@ -38,8 +42,25 @@ def make_ranking(config: Optional[Config] = None, index: Optional[ViewSettings] 
 
 
 def init(config: Config) -> ViewSettings:
-    """Create a new database at `config.db` with its index settings; StoreError if one is there."""
-    return init_database(config.db, settings=config.index_settings(), synchronous=config.synchronous)
+    """Create a new database at `config.db` with its index settings; StoreError if anything is there
+    (settings of an existing database change only by `reindex`)."""
+    path, settings = config.db, config.index_settings()
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except FileExistsError as e:
+        raise StoreError("%s exists; init only creates new databases (change an index's settings with `%s`)"
+                         % (path, reindex_command(path, requested_settings(settings)))) from e
+    except OSError as e:
+        raise StoreError("cannot create database %s: %s" % (path, e.strerror)) from e
+    try:
+        store = Store(path, synchronous=config.synchronous, cache_messages=0, settings=settings)
+    except BaseException:
+        os.remove(path)
+        raise
+    try:
+        return store.settings
+    finally:
+        store.close()
 
 
 def reindex(config: Config, progress: Optional[Callable[[int, int], None]] = None) -> ViewSettings:
@@ -74,16 +95,22 @@ def collector_paused(pause: bool) -> Iterator[None]:
             gc.enable()
 
 
+_MESSAGE_ID = re.compile(r"m-([0-9a-f]{1,64})-([1-9][0-9]{0,17})")  # storage/ids.py message_id()
+
+
 class Memory:
     """A flowmem memory on one database file."""
 
-    def __init__(self, config: Config, read_only: bool = False, create: bool = True):
-        """Open the database named by `config.db`, created and migrated as needed.
+    def __init__(self, config: Union[Config, str, "os.PathLike[str]"], read_only: bool = False, create: bool = True):
+        """Open the database named by `config.db` (or the database path `config`, every setting
+        its default), created and migrated as needed.
 
         `read_only` opens it without writing anything (search, stats, backup work);
         `create=False` refuses a missing file. Index settings given in `config` that
         differ from the database's raise StoreError naming the reindex command.
         """
+        if not isinstance(config, Config):
+            config = Config(db=os.fspath(config)).validate()
         self.config = config
         self.store = Store(config.db, settings=config.index_settings(), synchronous=config.synchronous,
                            cache_messages=config.cache_messages, cache_words=config.cache_words,
@@ -122,9 +149,120 @@ class Memory:
             "schema_version": self.store.schema_version(),
         }
 
-    def delete_user(self, user_id: str) -> bool:
-        """Remove every trace of `user_id`; False if there was nothing to remove."""
-        return self.store.delete_user(user_id)
+    def delete_user(self, user_id: str) -> Dict[str, Any]:
+        """Remove every trace of `user_id`: `{"deleted": False, ...}` if there was nothing to remove."""
+        return {"deleted": self.store.delete_user(parse_id(user_id, "user_id")), "user_id": user_id}
+
+    def delete_session(self, user_id: str, session_id: str) -> Dict[str, Any]:
+        """Remove one session of a user as completely as delete_user removes a user (storage/writer.py
+        delete_session()); `messages` is how many went. Deleting again gives `deleted` False.
+        A user whose last session goes is removed with it."""
+        removed = self.store.delete_session(parse_id(user_id, "user_id"), parse_id(session_id, "session_id"))
+        return {"deleted": removed is not None, "user_id": user_id, "session_id": session_id,
+                "messages": removed or 0}
+
+    # -- listing: pages of what is stored, verbatim (paging.py; storage/listing.py) --------
+
+    def list_users(self, limit: Any = 50, cursor: Optional[str] = None) -> Dict[str, Any]:
+        """`{"data": [{user_id, sessions, messages}], "next_cursor"}`, users in the order they first added."""
+        size, after = parse_limit(limit), paging.position(cursor, "u", 1)
+        with self.store.reading() as reader:
+            rows = listing.users(reader.conn, after[0] if after else 0, size + 1)
+        return paging.page(rows, size, "u", lambda row: (row[0],), paging.user)
+
+    def list_sessions(self, user_id: str, limit: Any = 50, cursor: Optional[str] = None) -> Dict[str, Any]:
+        """`{"data": [{session_id, messages, first_at, last_at}], "next_cursor"}` of a user's sessions in
+        creation order; an unknown user has none (as a user with no memories)."""
+        user_id, size, after = parse_id(user_id, "user_id"), parse_limit(limit), paging.position(cursor, "s", 1)
+        with self.store.reading() as reader:
+            user_key = reader.user_key(user_id)
+            rows = [] if user_key is None else listing.sessions(
+                reader.conn, user_key, after[0] if after else 0, size + 1)
+        return paging.page(rows, size, "s", lambda row: (row[0],), paging.session)
+
+    def list_messages(self, user_id: str, session_id: Optional[str] = None, since: Any = None, until: Any = None,
+                      limit: Any = 50, cursor: Optional[str] = None, order: Any = "asc") -> Dict[str, Any]:
+        """`{"data": [message], "next_cursor"}`: a user's messages, oldest first (by session creation,
+        then position) or newest first (`order` "desc"), only of `session_id` if given, only those
+        timed from `since` (inclusive) to `until` (exclusive) if either is given (ISO-8601 or Unix ms)."""
+        user_id = parse_id(user_id, "user_id")
+        session_id = None if session_id is None else parse_id(session_id, "session_id")
+        start, end = parse_time(since, "since"), parse_time(until, "until")
+        size, descending = parse_limit(limit), parse_order(order)
+        after = paging.position(cursor, "m", 2)
+        with self.store.reading() as reader:
+            user_key = reader.user_key(user_id)
+            session = None if user_key is None or session_id is None else listing.session_key(
+                reader.conn, user_key, session_id)
+            rows = [] if user_key is None or (session_id is not None and session is None) else listing.messages(
+                reader.conn, user_key, session, start, end, (after[0], after[1]) if after else None, size + 1,
+                descending)
+        return paging.page(rows, size, "m", lambda row: (row.session_key, row.seq),
+                          lambda row: paging.message(user_id, row))
+
+    def get_message(self, user_id: str, message_id: str) -> Dict[str, Any]:
+        """One message of the user by its id (`m-<tag>-<position>`); NotFound if it is not the user's."""
+        user_id = parse_id(user_id, "user_id")
+        parts = _MESSAGE_ID.fullmatch(message_id) if isinstance(message_id, str) else None
+        row = None
+        if parts:
+            with self.store.reading() as reader:
+                user_key = reader.user_key(user_id)
+                if user_key is not None:
+                    row = listing.message(reader.conn, user_key, parts.group(1), int(parts.group(2)))
+        if row is None:  # the same answer for a malformed id, another user's and none: nothing to tell apart
+            raise NotFound("no message %s for this user" % str(message_id)[:100])
+        return paging.message(user_id, row)
+
+    # -- export and import (portable.py) ------------------------------------------------
+
+    def export_page(self, user_id: str, limit: Any = 100, cursor: Optional[str] = None) -> Dict[str, Any]:
+        """`{"data": [Add body], "next_cursor"}`: a page of the user's stored Adds, in the order stored."""
+        user_id, size, after = parse_id(user_id, "user_id"), parse_limit(limit), paging.position(cursor, "a", 1)
+        with self.store.reading() as reader:
+            user_key = reader.user_key(user_id)
+            rows = [] if user_key is None else listing.adds(reader.conn, user_key, after[0] if after else 0, size + 1)
+        return paging.page(rows, size, "a", lambda add: (add.last_rowid,), lambda add: portable.add_body(user_id, add))
+
+    def export(self, user_id: Optional[str] = None) -> Iterator[Dict[str, Any]]:
+        """The Add bodies that rebuild the user's memory (every user's, one user after another, if
+        None), in the order they were stored; read a page at a time, each page its own snapshot."""
+        users = iter([user_id]) if user_id is not None else self._user_ids()
+        for user in users:
+            cursor: Optional[str] = None
+            while True:
+                exported = self.export_page(user, 500, cursor)
+                yield from exported["data"]
+                cursor = exported["next_cursor"]
+                if cursor is None:
+                    break
+
+    def _user_ids(self) -> Iterator[str]:
+        cursor: Optional[str] = None
+        while True:
+            listed = self.list_users(1000, cursor)
+            yield from (user["user_id"] for user in listed["data"])
+            cursor = listed["next_cursor"]
+            if cursor is None:
+                return
+
+    def import_records(self, records: Iterable[Mapping[str, Any]],
+                       progress: Optional[portable.Progress] = None) -> Dict[str, Any]:
+        """Replay Add bodies (an export) as Adds: `{"requests", "stored", "already_stored", "messages"}`,
+        `messages` counting those stored now. Idempotent as Add is; InvalidField names `records[i]...`
+        (portable.parsed(): a list is checked whole first and then nothing is written)."""
+        requests, total = portable.parsed(records)
+        counts = {"requests": 0, "stored": 0, "already_stored": 0, "messages": 0}
+        for request in requests:
+            if self.store.add(request.user_id, request.session_id, request.request_id, request.messages):
+                counts["stored"] += 1
+                counts["messages"] += len(request.messages)
+            else:
+                counts["already_stored"] += 1
+            counts["requests"] += 1
+            if progress is not None:
+                progress(counts["requests"], total)
+        return counts
 
     def stats(self, user_id: Optional[str] = None) -> Dict[str, Any]:
         """Counts for the database, or for one user."""

@@ -234,3 +234,56 @@ def parse_search(body: Mapping[str, Any], top_k_cap: int) -> SearchRequest:
         options = [_text(o, "options[%d]" % i, blank_ok=True) for i, o in enumerate(raw)]
         options = [clip(o, MAX_OPTION_CHARS) for o in options[:MAX_OPTIONS]]
     return SearchRequest(query, user_id, min(top_k, top_k_cap), options)
+
+
+# -- the listing calls' parameters (Memory.list_*; HTTP passes query strings, so digits may come as text) --
+
+MAX_PAGE = 1000
+ORDERS = ("asc", "desc")
+
+
+def parse_limit(value: Any, field: str = "limit", default: int = 50) -> int:
+    """A page size from 1 to MAX_PAGE (an integer, or its decimal digits as text); `default` if None."""
+    if value is None:
+        return default
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    limit = _integer(value, field)
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidField(field, "must be from 1 to %d, got %d" % (MAX_PAGE, limit))
+    return limit
+
+
+def parse_order(value: Any, field: str = "order") -> bool:
+    """"asc" (the default) or "desc": True when descending."""
+    if value is None:
+        return False
+    if value not in ORDERS:
+        raise InvalidField(field, "must be \"asc\" or \"desc\", got %s" % json.dumps(value, ensure_ascii=False)[:80])
+    return value == "desc"
+
+
+def parse_time(value: Any, field: str) -> Optional[int]:
+    """A moment as Unix ms: an integer (or its digits as text) of Unix milliseconds, or an ISO-8601
+    date or date and time (UTC unless it names an offset; `Z` accepted); None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value.strip())
+    if not isinstance(value, str):
+        return _timestamp(value, field)
+    text = value.strip()
+    try:
+        moment = datetime.datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "zZ" and text else text)
+    except ValueError as e:
+        raise InvalidField(field, "must be an ISO-8601 date or time (2023-05-08, 2023-05-08T13:56:00Z) or Unix "
+                           "milliseconds, got %s" % json.dumps(value, ensure_ascii=False)[:80]) from e
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+    return (moment - epoch) // datetime.timedelta(milliseconds=1)
+
+
+def parse_id(value: Any, field: str) -> str:
+    """An id as Add takes it (a non-blank string without control characters), InvalidField naming `field`."""
+    return _id(value, field)

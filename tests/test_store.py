@@ -136,7 +136,7 @@ class DeleteUserTest(MemoryTestCase):
         self.assertTrue(index_terms(self.memory, key))
         self.assertTrue(self._file_contains(b"zanzibarian"))
 
-        self.assertTrue(self.memory.delete_user("gone"))
+        self.assertEqual(self.memory.delete_user("gone"), {"deleted": True, "user_id": "gone"})
 
         self.assertEqual(index_terms(self.memory, key), [])
         conn = self.memory.store.writer
@@ -161,7 +161,7 @@ class DeleteUserTest(MemoryTestCase):
         self.assertEqual([i["content"] for i in self.search("life", top_k=5)], ["Alice: second life"])
 
     def test_deleting_an_unknown_user_reports_it(self):
-        self.assertFalse(self.memory.delete_user("nobody"))
+        self.assertEqual(self.memory.delete_user("nobody"), {"deleted": False, "user_id": "nobody"})
 
     def add_gone_and_kept(self):
         self.memory.add(add_body("gone", "s1", ["Zed: my zanzibarian flamingo", "Amy: nice", "Zed: yes"]))
@@ -173,7 +173,7 @@ class DeleteUserTest(MemoryTestCase):
 
     def test_a_search_right_after_deletion_cannot_see_cached_content(self):
         self.add_gone_and_kept()
-        self.assertTrue(self.memory.delete_user("gone"))
+        self.assertTrue(self.memory.delete_user("gone")["deleted"])
         self.assertEqual(len(self.memory.store.cache), 0)
         self.assertEqual(stem.cache_info().currsize, 0)  # not even the words it said, as stems
         self.assertEqual(self.search("zanzibarian flamingo", "gone"), [])

@@ -37,7 +37,7 @@ from .checkpointer import Checkpointer
 from .connection import connect, file_uri, missing_database, refuse_sidecar, transaction
 from .postings import HeldPostings
 from .reader import Reader
-from .rows import NewMessage, lookup_user_key
+from .rows import NewMessage
 from .schema import check_fts5, check_schema, migrate
 from .session_cache import SessionCache
 from .settings import (
@@ -48,7 +48,6 @@ from .settings import (
     index_problem,
     read_generation,
     read_meta,
-    reindex_command,
     requested_settings,
     write_meta,
 )
@@ -349,49 +348,36 @@ class Store:
 
         Returns False if the user was unknown. The FTS5 index is merged in the same
         transaction so that no old index page keeps the user's terms, and the WAL is
-        checkpointed; with secure_delete on, freed pages are zeroed. The generation
-        bump empties this Store's caches and, at their next transaction, those of
-        every other Store on the file. Other writes wait meanwhile: about 7 s on a
-        database of 1M messages (2 cores).
+        checkpointed; with secure_delete on, freed pages are zeroed. Other writes wait
+        meanwhile: about 7 s on a database of 1M messages (2 cores).
         """
-        with self._writing() as conn:
-            user_key = lookup_user_key(conn, user_id)
-            if user_key is None:
-                return False
-            writer.delete_user(conn, user_key)
-            generation = read_generation(conn) + 1
-            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('generation', ?)", (str(generation),))
-            settings = self.settings
-        self._adopt(IndexState(generation, settings))
+        if self._delete(lambda conn: writer.delete_user(conn, user_id)) is None:
+            return False
         with self._write_lock:
             try:
-                if conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:  # conn: the writer
+                if self._writer and self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
                     log.warning("a read of an older snapshot outlasted the busy timeout: the WAL keeps pages of "
                                 "the deleted user until later writes overwrite them")
             except sqlite3.Error as e:  # the user is deleted; the background checkpointer copies the rest
                 log.warning("checkpoint after deleting a user failed: %s", e)
         return True
 
+    def delete_session(self, user_id: str, session_id: str) -> Optional[int]:
+        """Remove one session of a user as delete_user removes a user (writer.delete_session());
+        the number of messages removed, None if the user has no such session."""
+        return self._delete(lambda conn: writer.delete_session(conn, user_id, session_id))
 
-def init_database(path: str, *, synchronous: str, settings: SettingsRequest = None) -> ViewSettings:
-    """Create a new database at `path` with these index settings (the rest ViewSettings' defaults).
+    def _delete(self, delete: Callable[[sqlite3.Connection], Optional[int]]) -> Optional[int]:
+        """Run `delete` in one write transaction; unless it found nothing (None), bump the generation:
+        that empties this Store's caches and, at their next transaction, those of every other
+        Store on the file, which would otherwise answer from sessions and postings now gone."""
+        with self._writing() as conn:
+            removed = delete(conn)
+            if removed is None:
+                return None
+            generation = read_generation(conn) + 1
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('generation', ?)", (str(generation),))
+            settings = self.settings
+        self._adopt(IndexState(generation, settings))  # once committed: a rolled-back bump must not count
+        return removed
 
-    Refuses (StoreError) if anything is at `path` already: settings of an existing
-    database change only by `reindex`.
-    """
-    try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-    except FileExistsError as e:
-        raise StoreError("%s exists; init only creates new databases (change an index's settings with `%s`)"
-                         % (path, reindex_command(path, requested_settings(settings)))) from e
-    except OSError as e:
-        raise StoreError("cannot create database %s: %s" % (path, e.strerror)) from e
-    try:
-        store = Store(path, synchronous=synchronous, cache_messages=0, settings=settings)
-    except BaseException:
-        os.remove(path)
-        raise
-    try:
-        return store.settings
-    finally:
-        store.close()

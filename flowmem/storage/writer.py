@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from typing import Callable, Dict, List, Mapping, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..text import timeexpr
 from ..text.features import Derived, derive
@@ -148,21 +148,16 @@ def rebuild(conn: sqlite3.Connection, settings: ViewSettings, progress: Callable
         progress(done, total)
 
 
-def delete_user(conn: sqlite3.Connection, user_key: int) -> None:
+def delete_user(conn: sqlite3.Connection, user_id: str) -> Optional[int]:
     """Remove a user's messages, views and their index entries, idempotency records and statistics,
-    then merge the index so that no old index page keeps the user's terms."""
-    sessions = [r[0] for r in conn.execute("SELECT session_key FROM sessions WHERE user_key = ?", (user_key,))]
-    for session_key in sessions:
-        documents = _Documents(user_key, {seq: _text(toks, speaker) for seq, toks, speaker in conn.execute(
-            "SELECT seq, tokens, speaker FROM messages WHERE session_key = ?", (session_key,))})
-        for doc_id, kind, first, last in conn.execute(
-            "SELECT doc_id, kind, first_seq, last_seq FROM views WHERE session_key = ?", (session_key,)
-        ).fetchall():
-            document, _ = documents(views.Span(kind, first, last))
-            conn.execute(fts.delete_sql(), (doc_id, document))
-        conn.execute("DELETE FROM views WHERE session_key = ?", (session_key,))
-        conn.execute("DELETE FROM messages WHERE session_key = ?", (session_key,))
-    conn.execute("DELETE FROM sessions WHERE user_key = ?", (user_key,))
+    then merge the index so that no old index page keeps the user's terms; the number of messages
+    removed, None if the user is unknown."""
+    user_key = lookup_user_key(conn, user_id)
+    if user_key is None:
+        return None
+    removed = 0
+    for (session_key,) in conn.execute("SELECT session_key FROM sessions WHERE user_key = ?", (user_key,)).fetchall():
+        removed += _delete_session(conn, user_key, session_key)
     conn.execute("DELETE FROM requests WHERE user_key = ?", (user_key,))
     conn.execute("DELETE FROM user_stats WHERE user_key = ?", (user_key,))
     conn.execute("DELETE FROM users WHERE user_key = ?", (user_key,))
@@ -170,6 +165,55 @@ def delete_user(conn: sqlite3.Connection, user_key: int) -> None:
     # drops the entry itself. Merging in small steps between other writes
     # corrupted a 1M-message index under SQLite 3.40, so it is one step.
     conn.execute(fts.optimize_sql())
+    return removed
+
+
+def delete_session(conn: sqlite3.Connection, user_id: str, session_id: str) -> Optional[int]:
+    """Remove one session of a user: its messages, views and their index entries, the idempotency
+    records of its Adds, and its views' share of the user's statistics, which end as if the session
+    had never been added. A user left with no session is removed whole (nothing of them is left
+    but an empty row, and a user with no memories is an unknown one). The number of messages
+    removed, None if the user has no such session.
+
+    The index is not merged here, unlike delete_user(): the session's entries are gone from every
+    read at once (FTS5's delete markers), and FTS5 drops them from its pages as its own automatic
+    merges reach them, the merging every Add already does. An 'optimize' would rewrite the whole
+    index of every user (seconds at a million messages, with every write waiting), and merging in
+    small steps is what corrupted an index under SQLite 3.40 (delete_user()).
+    """
+    user_key = lookup_user_key(conn, user_id)
+    row = None if user_key is None else conn.execute(
+        "SELECT session_key FROM sessions WHERE user_key = ? AND session_id = ?", (user_key, session_id)).fetchone()
+    if user_key is None or row is None:
+        return None
+    session_key = row[0]
+    for kind, docs, length in conn.execute(
+            "SELECT kind, count(*), sum(length) FROM views WHERE session_key = ? GROUP BY kind ORDER BY kind",
+            (session_key,)).fetchall():
+        conn.execute("UPDATE user_stats SET n_docs = n_docs - ?, total_length = total_length - ?"
+                     " WHERE user_key = ? AND kind = ?", (docs, length, user_key, kind))
+    # A kind left with no view has no row, as for a user who never had one.
+    conn.execute("DELETE FROM user_stats WHERE user_key = ? AND n_docs = 0 AND total_length = 0", (user_key,))
+    removed = _delete_session(conn, user_key, session_key)
+    conn.execute("DELETE FROM requests WHERE user_key = ? AND session_key = ?", (user_key, session_key))
+    if conn.execute("SELECT 1 FROM sessions WHERE user_key = ? LIMIT 1", (user_key,)).fetchone() is None:
+        conn.execute("DELETE FROM requests WHERE user_key = ?", (user_key,))
+        conn.execute("DELETE FROM user_stats WHERE user_key = ?", (user_key,))
+        conn.execute("DELETE FROM users WHERE user_key = ?", (user_key,))
+    return removed
+
+
+def _delete_session(conn: sqlite3.Connection, user_key: int, session_key: int) -> int:
+    """Unindex and delete a session's views, then delete its messages and itself; its message count."""
+    documents = _Documents(user_key, {seq: _text(toks, speaker) for seq, toks, speaker in conn.execute(
+        "SELECT seq, tokens, speaker FROM messages WHERE session_key = ?", (session_key,))})
+    unindexed = [(doc_id, documents(views.Span(kind, first, last))[0]) for doc_id, kind, first, last in conn.execute(
+        "SELECT doc_id, kind, first_seq, last_seq FROM views WHERE session_key = ?", (session_key,)).fetchall()]
+    conn.executemany(fts.delete_sql(), unindexed)
+    conn.execute("DELETE FROM views WHERE session_key = ?", (session_key,))
+    removed = conn.execute("DELETE FROM messages WHERE session_key = ?", (session_key,)).rowcount
+    conn.execute("DELETE FROM sessions WHERE session_key = ?", (session_key,))
+    return removed
 
 
 Text = Tuple[str, str, int]  # a message's tokens and its speaker's, space-separated, and its words (_text())

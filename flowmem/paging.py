@@ -1,0 +1,80 @@
+"""Pages of the listing calls: their opaque cursors, and the JSON shapes of what they list.
+
+A cursor is the position of a page's last row (storage/listing.py says what positions
+are), with the kind of listing it came from, as urlsafe base64 of a JSON array:
+`["m", 12, 40]` is after message 40 of session key 12. Clients pass it back as it came;
+one that does not decode to a position of this kind is 422 naming `cursor`. A page
+is read with one row more than asked: when that row exists there is a next page,
+and its cursor is the position of the page's last row, so the next page continues
+right after it even if rows were added meanwhile (positions only grow).
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, TypeVar
+
+from .errors import InvalidField
+from .retrieval.items import iso_time
+from .storage.ids import message_id
+from .storage.listing import ListedMessage
+
+T = TypeVar("T")
+
+
+def cursor(kind: str, position: Sequence[int]) -> str:
+    """The cursor of `position` in listings of `kind`."""
+    return base64.urlsafe_b64encode(json.dumps([kind, *position]).encode("ascii")).decode("ascii").rstrip("=")
+
+
+def position(value: Any, kind: str, size: int) -> Optional[Tuple[int, ...]]:
+    """The position (`size` integers) a cursor of `kind` holds; None for no cursor; InvalidField otherwise."""
+    if value is None:
+        return None
+    try:
+        if not isinstance(value, str):
+            raise ValueError("not a string")
+        decoded = json.loads(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
+        if (not isinstance(decoded, list) or len(decoded) != size + 1 or decoded[0] != kind
+                or not all(type(n) is int and n >= 0 for n in decoded[1:])):
+            raise ValueError("not a position")
+    except (ValueError, binascii.Error, UnicodeDecodeError) as e:
+        raise InvalidField("cursor", "is not a cursor of this listing: pass a next_cursor as it was returned") from e
+    return tuple(decoded[1:])
+
+
+def page(rows: Sequence[T], limit: int, kind: str, place: Callable[[T], Sequence[int]],
+         shape: Callable[[T], Dict[str, Any]]) -> Dict[str, Any]:
+    """`{"data", "next_cursor"}` of rows read with one more than `limit`: the first `limit`, each shaped,
+    and the cursor after the last of them if there were more."""
+    shown = rows[:limit]
+    more = len(rows) > limit
+    return {"data": [shape(row) for row in shown], "next_cursor": cursor(kind, place(shown[-1])) if more else None}
+
+
+def message(user_id: str, row: ListedMessage) -> Dict[str, Any]:
+    """A stored message as the listing calls show it: verbatim, with its public id and times."""
+    return {
+        "id": message_id(row.tag, row.seq),
+        "user_id": user_id,
+        "session_id": row.session_id,
+        "position": row.seq,
+        "role": row.role,
+        "content": row.content,
+        "timestamp": row.timestamp_ms,
+        "created_at": iso_time(row.timestamp_ms),
+        "request_id": row.request_id,
+    }
+
+
+def session(row: Tuple[int, str, int, Optional[int], Optional[int]]) -> Dict[str, Any]:
+    """A session as list_sessions shows it (storage.listing.sessions()'s row)."""
+    _, session_id, n, first, last = row
+    return {"session_id": session_id, "messages": n, "first_at": iso_time(first), "last_at": iso_time(last)}
+
+
+def user(row: Tuple[int, str, int, int]) -> Dict[str, Any]:
+    """A user as list_users shows them (storage.listing.users()'s row)."""
+    return {"user_id": row[1], "sessions": row[2], "messages": row[3]}
+

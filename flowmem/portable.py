@@ -1,0 +1,135 @@
+"""Memories in and out as Add bodies: export, import, and LoCoMo files.
+
+The portable form of a memory is the Adds that made it: `{request_id, user_id,
+session_id, messages: [{role, content, timestamp}]}` each, the contract's own body
+(a message's `timestamp` left out when it had none). Exporting lists a user's stored
+Adds in the order they were stored (storage/listing.py adds()); importing replays
+them as Adds, so it is idempotent as Add is, by (request_id, user_id), and a memory
+rebuilt from its export holds the same messages in the same sessions and order, with
+the same ids (ids come from user, session and position: storage/ids.py), so its
+searches answer byte for byte as the original's did (tests/test_export_import.py).
+What an export cannot carry is what the messages never said: when an Add arrived.
+
+LoCoMo's public format (one conversation per sample, `session_<n>` turn lists dated by
+`session_<n>_date_time`) becomes Add bodies here, as the challenge platform sends
+them: one user per sample, one session per LoCoMo session, at most 20 messages an Add,
+each turn "Speaker: text" (plus its photo's caption), speaker_a as `user` and
+speaker_b as `assistant`, every turn dated by its session. tools/evalkit reads LoCoMo
+with these same functions, so what it measures is what `flowmem import` loads.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import re
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+
+from .errors import InvalidField
+from .storage.listing import StoredAdd
+from .validation import AddRequest, parse_add
+
+MAX_ADD_MESSAGES = 20  # the platform's Adds hold at most 20 messages
+
+Progress = Callable[[int, Optional[int]], None]  # (records done, records in all if known)
+
+
+def add_body(user_id: str, add: StoredAdd) -> Dict[str, Any]:
+    """A stored Add as the Add body that stores it again."""
+    messages = []
+    for role, content, timestamp_ms in add.messages:
+        message: Dict[str, Any] = {"role": role, "content": content}
+        if timestamp_ms is not None:
+            message["timestamp"] = timestamp_ms
+        messages.append(message)
+    return {"request_id": add.request_id, "user_id": user_id, "session_id": add.session_id, "messages": messages}
+
+
+def parsed(records: Iterable[Any]) -> Tuple[Iterator[AddRequest], Optional[int]]:
+    """The records as Add requests (and how many there are, when known), each checked as Add checks
+    a body, InvalidField naming `records[i].<field>`. A list (or other sequence) is checked whole
+    before the first is returned, so that a malformed one leaves nothing written; any other
+    iterable is checked as it is read (a dump too large to hold), and what came before a
+    malformed record stays stored: importing again after fixing it stores only the rest."""
+    if isinstance(records, Sequence):
+        return iter([_parse(record, i) for i, record in enumerate(records)]), len(records)
+    return (_parse(record, i) for i, record in enumerate(records)), None
+
+
+def _parse(record: Any, i: int) -> AddRequest:
+    field = "records[%d]" % i
+    if not isinstance(record, Mapping):
+        raise InvalidField(field, "must be an Add body (a JSON object), got %s" % type(record).__name__)
+    try:
+        return parse_add(record)
+    except InvalidField as e:
+        raise InvalidField("%s.%s" % (field, e.field), e.reason[len(e.field) + 1:]) from e
+
+
+# -- LoCoMo -------------------------------------------------------------------------------
+
+
+class LocomoTurn(NamedTuple):
+    dia_id: str  # LoCoMo's turn id ("D1:3"), what its questions' evidence names
+    role: str
+    content: str
+    timestamp_ms: int
+
+
+def locomo_time_ms(text: str) -> int:
+    """LoCoMo's "1:56 pm on 8 May, 2023" as Unix ms (read as UTC)."""
+    moment = datetime.datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=datetime.timezone.utc)
+    return int(moment.timestamp()) * 1000
+
+
+def locomo_content(turn: Mapping[str, Any]) -> str:
+    """A turn as the challenge platform sends it: "Speaker: text" plus any photo caption."""
+    content = "%s: %s" % (turn["speaker"], turn["text"])
+    if turn.get("blip_caption"):
+        content += " [shares a photo: %s]" % turn["blip_caption"]
+    return content
+
+
+def locomo_sessions(sample: Mapping[str, Any]) -> List[Tuple[str, List[LocomoTurn]]]:
+    """A LoCoMo sample's sessions in order, as (session id "session_<n>", its turns); empty ones left out."""
+    conv = sample["conversation"]
+    numbers = sorted(int(k.split("_")[1]) for k in conv
+                     if re.fullmatch(r"session_\d+", k) and isinstance(conv[k], list) and conv[k])
+    out = []
+    for n in numbers:
+        stamp = locomo_time_ms(conv["session_%d_date_time" % n])
+        out.append(("session_%d" % n, [LocomoTurn(t["dia_id"], "user" if t["speaker"] == conv["speaker_a"]
+                                                  else "assistant", locomo_content(t), stamp)
+                                       for t in conv["session_%d" % n]]))
+    return out
+
+
+def session_add_bodies(user_id: str, session_id: str, messages: Sequence[Mapping[str, Any]],
+                       max_messages: int = MAX_ADD_MESSAGES) -> List[Dict[str, Any]]:
+    """The Adds that send one session's messages, `max_messages` at most each, request ids
+    "<user>/<session>/<first message's index>" (so sending them again stores nothing)."""
+    return [{"request_id": "%s/%s/%d" % (user_id, session_id, start), "user_id": user_id, "session_id": session_id,
+             "messages": [dict(m) for m in messages[start:start + max_messages]]}
+            for start in range(0, len(messages), max_messages)]
+
+
+def locomo_records(samples: Iterable[Mapping[str, Any]]) -> Iterator[Dict[str, Any]]:
+    """The Add bodies of LoCoMo samples (a LoCoMo file's JSON): each sample's `sample_id` is its user."""
+    for sample in samples:
+        for session_id, turns in locomo_sessions(sample):
+            messages = [{"role": t.role, "content": t.content, "timestamp": t.timestamp_ms} for t in turns]
+            yield from session_add_bodies(sample["sample_id"], session_id, messages)
+
+
+def read_locomo(path: str) -> Iterator[Dict[str, Any]]:
+    """The Add bodies of a LoCoMo file (locomo10.json's form); InvalidField naming what is not LoCoMo."""
+    with open(path, encoding="utf-8") as f:
+        try:
+            samples = json.load(f)
+        except ValueError as e:
+            raise InvalidField("locomo", "file is not JSON: %s" % e) from e
+    if not isinstance(samples, list):
+        raise InvalidField("locomo", "file must hold a JSON array of samples, got %s" % type(samples).__name__)
+    try:
+        return iter(list(locomo_records(samples)))
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise InvalidField("locomo", "file is not in LoCoMo's format (%s: %s)" % (type(e).__name__, e)) from e
