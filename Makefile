@@ -1,7 +1,8 @@
 PYTHON ?= python3
-LOCOMO ?= ../shared/data/locomo/locomo10-dev.json
+# The LoCoMo development split (not shipped: `make locomo-dev LOCOMO10=PATH/locomo10.json` writes it here).
+LOCOMO ?= data/locomo10-dev.json
 
-.PHONY: test lint serve eval eval-synthetic bench bench-locomo bench-isolation check-contract
+.PHONY: test lint serve pyz locomo-dev eval eval-synthetic bench bench-locomo bench-isolation check-contract
 
 # Every test, standard library only.
 test:
@@ -14,6 +15,15 @@ lint:
 
 serve:
 	$(PYTHON) -m flowmem serve
+
+# flowmem as one file, dist/flowmem.pyz, that any Python 3.9+ runs: `python3 dist/flowmem.pyz serve`.
+pyz:
+	$(PYTHON) tools/build_pyz.py --out dist/flowmem.pyz
+
+# The development split of LoCoMo (from https://github.com/snap-research/locomo, data/locomo10.json) at $(LOCOMO).
+locomo-dev:
+	@test -n "$(LOCOMO10)" || { echo "error: give LOCOMO10=PATH/locomo10.json (from https://github.com/snap-research/locomo)" >&2; exit 1; }
+	$(PYTHON) tools/locomo_dev.py $(LOCOMO10) --out $(LOCOMO)
 
 # Retrieval quality on the LoCoMo development split (path: LOCOMO=...).
 eval:

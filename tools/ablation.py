@@ -37,13 +37,13 @@ if REPO not in sys.path:
 from flowmem import config as flowmem_config  # noqa: E402
 from flowmem.retrieval.signals import SIGNAL_NAMES  # noqa: E402
 from flowmem.storage.views import MESSAGE  # noqa: E402
-from tools import tune  # noqa: E402
+from tools import data_paths, tune  # noqa: E402
 from tools.evalkit import compare, dataset as datasets, metrics, runner  # noqa: E402
 from tools.evalkit.replay import InProcessClient  # noqa: E402
 
 TARGETS = ("hit@1", "hit@10", "recall@100", "mrr")
 WITH_INTERVAL = ("hit@1", "hit@10", "mrr")  # changes shown with their paired bootstrap 95% interval
-DEFAULT_LOCOMO = os.path.join(REPO, "..", "shared", "data", "locomo", "locomo10-dev.json")
+DEFAULT_LOCOMO = data_paths.DEFAULT_LOCOMO
 DEFAULT_SYNTHETIC = os.path.join(REPO, "fixtures", "synthetic-small.json")
 
 
@@ -144,13 +144,13 @@ def cells(figures: Dict[str, Any]) -> str:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--locomo", default=DEFAULT_LOCOMO)
+    parser.add_argument("--locomo", default=DEFAULT_LOCOMO, help="LoCoMo development split (default: %(default)s)")
     parser.add_argument("--synthetic", default=DEFAULT_SYNTHETIC)
     parser.add_argument("--json", help="write every row's figures here")
     parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples per interval")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    suites = {"locomo": Suite(datasets.load_locomo(args.locomo)),
+    suites = {"locomo": Suite(data_paths.load_locomo(args.locomo)),
               "synthetic": Suite(datasets.load_json(args.synthetic))}
     rows = []
     base: Dict[str, runner.Run] = {}

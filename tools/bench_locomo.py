@@ -52,7 +52,7 @@ from flowmem.config import load  # noqa: E402
 from flowmem.memory import Memory  # noqa: E402
 from flowmem.storage.settings import INDEX_VERSION  # noqa: E402
 from flowmem.text.tokenize import QUESTION_STOPWORDS  # noqa: E402
-from tools import bench  # noqa: E402
+from tools import bench, data_paths  # noqa: E402
 from tools.evalkit import dataset as datasets  # noqa: E402
 from tools.evalkit.replay import add_bodies, percentile  # noqa: E402
 
@@ -282,7 +282,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
     os.makedirs(args.workdir, exist_ok=True)
-    asked = questions(datasets.load_locomo(args.data), args.questions, args.seed)
+    asked = questions(data_paths.load_locomo(args.data), args.questions, args.seed)
     settings = dict(item.split("=", 1) for item in args.set)
     http_sizes = set() if args.no_http else {int(s) for s in args.http_sizes.split(",") if s}
     sizes = []

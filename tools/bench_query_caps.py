@@ -3,7 +3,7 @@
 
     python tools/bench_query_caps.py [PATH] [--repeat 5]    # about a minute on 2 CPUs
 
-PATH defaults to ../shared/data/locomo/locomo10-dev.json.
+PATH defaults to data/locomo10-dev.json (README, Measuring: how to make it).
 
 Replays the LoCoMo development split into an in-process Memory (as tools/eval.py
 does: one user per conversation), then times Memory.search (top_k 100, warm):
@@ -41,7 +41,8 @@ from flowmem import config, validation  # noqa: E402
 from flowmem.memory import Memory  # noqa: E402
 from flowmem.retrieval import query  # noqa: E402
 from flowmem.text.tokenize import QUESTION_STOPWORDS, split_speaker, words  # noqa: E402
-from tools.eval import DEFAULT_LOCOMO  # noqa: E402
+from tools import data_paths  # noqa: E402
+from tools.data_paths import DEFAULT_LOCOMO  # noqa: E402
 from tools.evalkit import dataset as datasets, replay  # noqa: E402
 
 CAPS = [(validation, "MAX_QUERY_CHARS"), (validation, "MAX_OPTIONS"), (validation, "MAX_OPTION_CHARS")] + [
@@ -115,7 +116,7 @@ def main() -> int:
     parser.add_argument("path", nargs="?", default=DEFAULT_LOCOMO)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    data = datasets.load_locomo(args.path)
+    data = data_paths.load_locomo(args.path)
     with tempfile.TemporaryDirectory(prefix="flowmem-caps-") as workdir:
         memory = Memory(config.load({"db": os.path.join(workdir, "caps.db"), "synchronous": "OFF"}, environ={}))
         try:

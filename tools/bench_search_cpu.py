@@ -24,7 +24,7 @@ if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 from flowmem.config import load  # noqa: E402
-from tools.evalkit import dataset as datasets  # noqa: E402
+from tools import data_paths  # noqa: E402
 from tools.evalkit.replay import InProcessClient, replay  # noqa: E402
 
 
@@ -33,7 +33,7 @@ def main() -> int:
     parser.add_argument("data", help="LoCoMo-format file")
     parser.add_argument("--passes", type=int, default=3)
     args = parser.parse_args()
-    data = datasets.load_locomo(args.data)
+    data = data_paths.load_locomo(args.data)
     with tempfile.TemporaryDirectory(prefix="flowmem-cpu-") as tmp:
         client = InProcessClient(load({"db": os.path.join(tmp, "cpu.db"), "synchronous": "OFF"}, environ={}))
         try:

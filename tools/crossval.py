@@ -37,7 +37,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
-from tools import tune  # noqa: E402
+from tools import data_paths, tune  # noqa: E402
 from tools.evalkit import compare, dataset as datasets, metrics, report  # noqa: E402
 
 COLUMNS = ("hit@1", "hit@10", "recall@10", "recall@100", "mrr")
@@ -188,7 +188,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     from tools.eval import parse_settings  # the same NAME=VALUE parsing as eval.py
     started = time.perf_counter()
-    data = datasets.load_locomo(args.data)
+    data = data_paths.load_locomo(args.data)
     start = tune.start_settings(parse_settings(args.set))
     unknown = [name for name in args.only if name not in start]
     if unknown:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measure what flowmem retrieves: LoCoMo or the synthetic suite, or compare two runs.
 
-    python tools/eval.py locomo [PATH]              # default ../shared/data/locomo/locomo10-dev.json
+    python tools/eval.py locomo [PATH]              # default data/locomo10-dev.json (README: how to make it)
     python tools/eval.py synthetic [PATH]           # default fixtures/synthetic-small.json
     python tools/eval.py compare A.jsonl B.jsonl    # paired difference with bootstrap CIs
                                       [--category temporal]
@@ -30,10 +30,11 @@ if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 from flowmem import config as flowmem_config  # noqa: E402
+from tools import data_paths  # noqa: E402
 from tools.evalkit import compare as comparing, dataset as datasets, report, runner  # noqa: E402
 from tools.evalkit.replay import HttpClient, InProcessClient  # noqa: E402
 
-DEFAULT_LOCOMO = os.path.join(REPO, "..", "shared", "data", "locomo", "locomo10-dev.json")
+DEFAULT_LOCOMO = data_paths.DEFAULT_LOCOMO
 DEFAULT_SYNTHETIC = os.path.join(REPO, "fixtures", "synthetic-small.json")
 
 
@@ -150,10 +151,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         print()
         print(comparing.compare_table(comparing.compare(a, b)))
         return 0
-    if not os.path.exists(args.path):
-        print("eval: no dataset at %s" % args.path, file=sys.stderr)
-        return 2
-    dataset = datasets.load_locomo(args.path) if args.command == "locomo" else datasets.load_json(args.path)
+    if args.command == "synthetic" and not os.path.isfile(args.path):
+        print("error: synthetic suite not found: %s (python tools/synthetic.py --out PATH writes one)" % args.path,
+              file=sys.stderr)
+        return 1
+    dataset = data_paths.load_locomo(args.path) if args.command == "locomo" else datasets.load_json(args.path)
     if getattr(args, "haystack", None):
         dataset = datasets.with_haystack(dataset, args.haystack)
     run_dataset(args, dataset)

@@ -22,6 +22,7 @@ if REPO_ROOT not in sys.path:
     sys.path.insert(0, REPO_ROOT)
 
 from flowmem.config import load  # noqa: E402
+from tools import data_paths  # noqa: E402
 from tools.evalkit import dataset as datasets  # noqa: E402
 from tools.evalkit.replay import InProcessClient, ask, replay  # noqa: E402
 
@@ -53,9 +54,7 @@ def main() -> int:
     parser.add_argument("path", nargs="?")
     args = parser.parse_args()
     if args.kind == "locomo":
-        if not args.path:
-            parser.error("give the path of the LoCoMo file")
-        dataset = datasets.load_locomo(args.path)
+        dataset = data_paths.load_locomo(args.path or data_paths.DEFAULT_LOCOMO)
     else:
         dataset = datasets.load_json(args.path or SYNTHETIC)
     digest, questions = result_hash(dataset)

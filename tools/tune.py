@@ -34,10 +34,11 @@ from flowmem import config as flowmem_config  # noqa: E402
 from flowmem.memory import Memory, make_ranking  # noqa: E402
 from flowmem.retrieval import pipeline  # noqa: E402
 from flowmem.retrieval.ranking import Ranking  # noqa: E402
+from tools import data_paths  # noqa: E402
 from tools.evalkit import dataset as datasets, metrics  # noqa: E402
 from tools.evalkit.replay import InProcessClient, TurnMap, replay  # noqa: E402
 
-DEFAULT_DATA = os.path.join(REPO, "..", "shared", "data", "locomo", "locomo10-dev.json")
+DEFAULT_DATA = data_paths.DEFAULT_LOCOMO
 TARGETS = ("hit@1", "hit@10", "recall@100", "mrr")
 GRID: Dict[str, Sequence[Any]] = {
     "rrf_k": (1, 2, 5, 10, 20, 40, 60, 100),
@@ -212,7 +213,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from tools.eval import parse_settings  # the same NAME=VALUE parsing as eval.py
     start = parse_settings(args.set)
     settings = start_settings(start)
-    data = datasets.load_locomo(args.data)
+    data = data_paths.load_locomo(args.data)
     questions = index_with(as_multiple_choice(data) if args.choices else data, start)
     print("start  %s" % describe(score(questions, settings)), flush=True)
     if args.show:
