@@ -11,7 +11,9 @@ Every check prints one line, `PASS name`, `FAIL name: why` or `SKIP name: why`.
 Exit status: 0 all checks passed, 1 some check failed, 2 endpoint unreachable.
 
 Every user, request and session id is a fresh uuid4, so the checker can run
-against a server holding other data; it leaves behind only its own users.
+against a server holding other data; it leaves behind only its own users, whose
+user_id starts with --user-prefix (default "contract-check-"). It says so on stderr
+before it writes anything: point it at a scratch server.
 Standard library only; Python 3.9 compatible.
 """
 from __future__ import annotations
@@ -129,6 +131,16 @@ def _short(data, limit=200):
 
 
 # --------------------------------------------------------------------------- fixtures
+
+
+# Every user the checker writes has a user_id that starts with this (--user-prefix), so an
+# operator who ran it against a real database can find its users and delete them.
+USER_PREFIX = "contract-check-"
+
+
+def user_id(label):
+    """A fresh user id: USER_PREFIX, then new_id(label)."""
+    return USER_PREFIX + new_id(label)
 
 
 def new_id(label):
@@ -330,7 +342,7 @@ def _tricky_ids():
     u = uuid.uuid4()
     return {
         "request_id": " req \"q\" \\ é 🙂 %s " % u,   # leading/trailing space, quote, backslash
-        "user_id": "usér 1 🙂 %s" % u,
+        "user_id": USER_PREFIX + "usér 1 🙂 %s" % u,
         "session_id": "sess\u00a0中文 עברית 🙂 %s" % u,   # no-break space, CJK, RTL
     }
 
@@ -348,7 +360,7 @@ def check_add_happy_ascii_escaped(c):
 
 
 def check_add_without_timestamps(c):
-    user, w = new_id("user"), word()
+    user, w = user_id("user"), word()
     add_ok(c, add_body(user, [msg("Bob: my %s is blue." % w, ts=None),
                               msg("Alice: nice %s." % w, ts=None, role="assistant")]))
     found = hits(search_ok(c, user, w), w)
@@ -356,19 +368,19 @@ def check_add_without_timestamps(c):
 
 
 def check_add_integral_float_timestamp(c):
-    user, w = new_id("user"), word()
+    user, w = user_id("user"), word()
     add_ok(c, add_body(user, [msg("Bob: the %s is ready." % w, ts=float(TS_MS))]))
     require(hits(search_ok(c, user, w), w), "word added with float timestamp not found")
 
 
 def check_add_any_role(c):
-    user, w = new_id("user"), word()
+    user, w = user_id("user"), word()
     add_ok(c, add_body(user, [msg("Narrator: a %s appears." % w, role="narrator 🙂")]))
     require(hits(search_ok(c, user, w), w), "message with custom role not found")
 
 
 def check_add_unknown_fields_ignored(c):
-    user, w = new_id("user"), word()
+    user, w = user_id("user"), word()
     m = msg("Bob: about the %s." % w)
     m["name"] = "Bob"
     m["extra"] = {"nested": [1, 2]}
@@ -380,7 +392,7 @@ def check_add_unknown_fields_ignored(c):
 
 def check_add_twenty_messages(c):
     # The platform's largest chunk: 20 messages sharing one timestamp.
-    user = new_id("user")
+    user = user_id("user")
     words = [word() for _ in range(20)]
     msgs = [msg("%s: note %d mentions %s." % ("Alice" if i % 2 else "Bob", i, w),
                 role="assistant" if i % 2 else "user") for i, w in enumerate(words)]
@@ -390,7 +402,7 @@ def check_add_twenty_messages(c):
 
 
 def check_add_rejected_writes_nothing(c):
-    user, w, rid = new_id("user"), word(), new_id("req")
+    user, w, rid = user_id("user"), word(), new_id("req")
     body = add_body(user, [msg("Alice: the %s is in the shed." % w), msg("")], rid=rid)
     expect_error(add(c, body), 422, "messages[1].content")
     require(not hits(search_ok(c, user, w, BIG_TOP_K), w),
@@ -399,7 +411,7 @@ def check_add_rejected_writes_nothing(c):
 
 def check_rejected_key_not_stored(c):
     # A rejected request must not claim its key, or its corrected retry would be dropped.
-    user, w, rid = new_id("user"), word(), new_id("req")
+    user, w, rid = user_id("user"), word(), new_id("req")
     bad = add_body(user, [msg("Alice: the %s is here." % w), msg("")], rid=rid)
     expect_error(add(c, bad), 422, "messages[1].content")
     good = add_body(user, [msg("Alice: the %s is here." % w)], rid=rid, sid=bad["session_id"])
@@ -412,7 +424,7 @@ def check_rejected_key_not_stored(c):
 
 def _timestamp_case(value, statuses=(422,)):
     def check(c):
-        body = add_body(new_id("user"), [msg("Bob: hi %s" % word(), ts=value)])
+        body = add_body(user_id("user"), [msg("Bob: hi %s" % word(), ts=value)])
         status = expect_error(add(c, body), statuses,
                               "messages[0].timestamp" if statuses == (422,) else None)
         return str(status)
@@ -422,7 +434,7 @@ def _timestamp_case(value, statuses=(422,)):
 def _raw_timestamp_case(literal):
     # NaN / Infinity are not JSON; a lenient parser might let them through as floats.
     def check(c):
-        body = json.dumps(add_body(new_id("user"), [msg("Bob: hi %s" % word(), ts=0)]))
+        body = json.dumps(add_body(user_id("user"), [msg("Bob: hi %s" % word(), ts=0)]))
         body = body.replace('"timestamp": 0', '"timestamp": ' + literal).encode()
         status, data, _ = c.raw("POST", "/add", body)
         r = Response(status, _parse_json(data), {})
@@ -434,7 +446,7 @@ def check_extreme_timestamps_no_5xx(c):
     # Integers the contract allows but that overflow naive date conversion.
     notes = []
     for ts in (0, -1, 10 ** 18, 10 ** 30):
-        user, w = new_id("user"), word()
+        user, w = user_id("user"), word()
         body = add_body(user, [msg("Bob: the %s." % w, ts=ts)])
         r = add(c, body)
         require(r.status < 500, "timestamp %d gave %d" % (ts, r.status))
@@ -449,7 +461,7 @@ def check_extreme_timestamps_no_5xx(c):
 
 def check_created_at_without_timestamp(c):
     # "when known": absent or null is fine; anything present must parse.
-    user, w = new_id("user"), word()
+    user, w = user_id("user"), word()
     add_ok(c, add_body(user, [msg("Bob: a %s." % w, ts=None)]))
     for it in hits(search_ok(c, user, w), w):
         ca = it.get("created_at")
@@ -460,14 +472,14 @@ def check_created_at_without_timestamp(c):
 
 
 def check_read_after_write(c):
-    user, w = new_id("user"), word()
+    user, w = user_id("user"), word()
     add_ok(c, add_body(user, [msg("Alice: I adopted a %s last week." % w)]))
     require(hits(search_ok(c, user, w), w), "word not found by the search right after its add")
 
 
 def check_question_form_query(c):
     # The platform sends the benchmark's question verbatim, not keywords.
-    user, w = new_id("user"), word()
+    user, w = user_id("user"), word()
     add_ok(c, add_body(user, [msg("Alice: I adopted a %s last week." % w)]))
     q = "What did Alice say about the %s?" % w
     require(hits(search_ok(c, user, q), w), "question %r did not find the message" % q)
@@ -475,7 +487,7 @@ def check_question_form_query(c):
 
 def check_cjk_read_after_write(c):
     # Some datasets are Chinese: a word inside an unspaced CJK sentence must be findable.
-    user = new_id("user")
+    user = user_id("user")
     add_ok(c, add_body(user, [msg("小明：我最喜欢的城市是杭州，每年都去。")]))
     require(hits(search_ok(c, user, "杭州"), "杭州"), "query 杭州 did not find the Chinese message")
 
@@ -491,7 +503,7 @@ def shape_fixture(c):
     messages also hold a second query word, so scores differ and order matters."""
     with _shape_lock:
         if not _shape_fixture:
-            user, shared, second = new_id("user"), word(), word()
+            user, shared, second = user_id("user"), word(), word()
             msgs = [msg("%s: item %d of the %s list%s, also %s." % (n, i, shared,
                                                                   " with %s" % second if i % 2 else "", word()))
                     for i, n in enumerate(["Alice", "Bob", "Alice", "Bob", "Alice"])]
@@ -613,7 +625,7 @@ def check_search_ids_stable(c):
 
 def check_search_spans_sessions(c):
     # session_id groups messages but never filters Search.
-    user, w1, w2 = new_id("user"), word(), word()
+    user, w1, w2 = user_id("user"), word(), word()
     add_ok(c, add_body(user, [msg("Alice: the %s story." % w1)]))
     add_ok(c, add_body(user, [msg("Bob: the %s story." % w2)]))
     require(hits(search_ok(c, user, w1), w1), "first session's word not found")
@@ -634,7 +646,7 @@ def check_search_blank_user_id(c):
 
 
 def check_isolation_other_user(c):
-    a, b, wa, wb = new_id("userA"), new_id("userB"), word(), word()
+    a, b, wa, wb = user_id("userA"), user_id("userB"), word(), word()
     add_ok(c, add_body(a, [msg("Alice: my secret is %s." % wa)]))
     add_ok(c, add_body(b, [msg("Bob: my secret is %s." % wb)]))
     for q in (wa, "%s %s" % (wa, wb), "What is my secret?"):
@@ -645,7 +657,7 @@ def check_isolation_other_user(c):
 
 def check_isolation_similar_ids(c):
     # user_id is compared as an exact string: no case folding, trimming or Unicode normalisation.
-    base = "Usér Ω %s" % uuid.uuid4()
+    base = USER_PREFIX + "Usér Ω %s" % uuid.uuid4()
     w = word()
     add_ok(c, add_body(base, [msg("Alice: the %s code." % w)]))
     variants = {"upper": base.upper(), "lower": base.lower(), "trailing space": base + " ",
@@ -660,7 +672,7 @@ def check_isolation_similar_ids(c):
 
 
 def check_idempotent_retry(c):
-    user, w = new_id("user"), word()
+    user, w = user_id("user"), word()
     body = add_body(user, [msg("Alice: the %s is mine." % w), msg("Bob: ok, %s noted." % w, role="assistant")])
     first = add_ok(c, body)
     n1 = count_hits(c, user, w)
@@ -673,7 +685,7 @@ def check_idempotent_retry(c):
 
 
 def check_first_write_wins(c):
-    user, w1, w2 = new_id("user"), word(), word()
+    user, w1, w2 = user_id("user"), word(), word()
     body = add_body(user, [msg("Alice: it is %s." % w1)])
     first = add_ok(c, body)
     n1 = count_hits(c, user, w1)
@@ -686,12 +698,12 @@ def check_first_write_wins(c):
 
 def check_overlapping_retries(c):
     # Control: the same shape written once, to know how many items one write yields.
-    ctrl_user, ctrl_w = new_id("user"), word()
+    ctrl_user, ctrl_w = user_id("user"), word()
     add_ok(c, add_body(ctrl_user, [msg("Alice: the %s arrived." % ctrl_w), msg("Bob: great.", role="assistant")]))
     expected = count_hits(c, ctrl_user, ctrl_w)
     require(expected >= 1, "control write not found")
 
-    user, w = new_id("user"), word()
+    user, w = user_id("user"), word()
     body = add_body(user, [msg("Alice: the %s arrived." % w), msg("Bob: great.", role="assistant")])
     results = run_parallel(16, lambda i: add(c, body))
     errors = [r for r in results if not isinstance(r, Response)]
@@ -706,7 +718,7 @@ def check_overlapping_retries(c):
 
 
 def check_same_request_id_other_user(c):
-    a, b, w = new_id("userA"), new_id("userB"), word()
+    a, b, w = user_id("userA"), user_id("userB"), word()
     body_a = add_body(a, [msg("Alice: shared %s." % w)])
     add_ok(c, body_a)
     body_b = dict(body_a, user_id=b)  # identical except user_id
@@ -766,7 +778,7 @@ ADD_CASES += [
 
 def _add_case(mutate, field):
     def check(c):
-        body = add_body(new_id("user"), [msg("Alice: one %s." % word()), msg("Bob: two.", role="assistant"),
+        body = add_body(user_id("user"), [msg("Alice: one %s." % word()), msg("Bob: two.", role="assistant"),
                                          msg("Alice: three.")])
         mutate(body)
         expect_error(add(c, body), 422, field)
@@ -795,7 +807,7 @@ SEARCH_CASES = [
 
 def _search_case(mutate, field):
     def check(c):
-        body = {"query": "what happened?", "user_id": new_id("user"), "top_k": 10}
+        body = {"query": "what happened?", "user_id": user_id("user"), "top_k": 10}
         mutate(body)
         expect_error(c.call("POST", "/search", body), 422, field)
     return check
@@ -873,7 +885,7 @@ def check_wrong_method(c):
 
 
 def check_body_too_large(c):
-    user = new_id("user")
+    user = user_id("user")
     body = json.dumps(add_body(user, [msg("Alice: " + "filler text " * (9 * 1024 * 1024 // 12))])).encode()
     status, resp_body, note = post_large(c, "/add", body)
     require(status is not None, "no HTTP status line received (%s)" % note)
@@ -1038,7 +1050,7 @@ def hostile_user(c):
     # Data must exist, or a server could skip the full-text engine entirely.
     with _hostile_lock:
         if not _hostile_user:
-            user = new_id("user")
+            user = user_id("user")
             add_ok(c, add_body(user, [msg("Alice: Bob and I went to the park; NOT bad, \"quoted\" (fun) %s." % word()),
                                       msg("Bob: 我们去了公园。 ذهبنا إلى الحديقة 🙂", role="assistant")]))
             _hostile_user["id"] = user
@@ -1064,7 +1076,7 @@ def _hostile_case(query, allow_422=False):
 def check_concurrent_add_then_search(c):
     # Adds and Searches for one user interleave on the platform; each add must be
     # visible to its own next search even while others are writing.
-    user = new_id("user")
+    user = user_id("user")
 
     def one(i):
         w = word()
@@ -1088,8 +1100,8 @@ def check_concurrent_add_then_search(c):
 
 
 def check_auth_missing(c):
-    expect_error(c.call("POST", "/add", add_body(new_id("user"), [msg("Alice: hi.")]), auth=False), 401)
-    expect_error(c.call("POST", "/search", {"query": "x", "user_id": new_id("user"), "top_k": 1}, auth=False), 401)
+    expect_error(c.call("POST", "/add", add_body(user_id("user"), [msg("Alice: hi.")]), auth=False), 401)
+    expect_error(c.call("POST", "/search", {"query": "x", "user_id": user_id("user"), "top_k": 1}, auth=False), 401)
 
 
 def _credential_headers(key):
@@ -1106,7 +1118,7 @@ def check_auth_wrong_key(c):
     wrong = c.api_key + "x"
     # Also a bare key without scheme, and a scheme without key.
     for h in _credential_headers(wrong) + [{"Authorization": c.api_key}, {"Authorization": "Bearer"}]:
-        r = c.call("POST", "/search", {"query": "x", "user_id": new_id("user"), "top_k": 1}, headers=h, auth=False)
+        r = c.call("POST", "/search", {"query": "x", "user_id": user_id("user"), "top_k": 1}, headers=h, auth=False)
         try:
             expect_error(r, 401)
         except CheckFailed as e:
@@ -1116,7 +1128,7 @@ def check_auth_wrong_key(c):
 def check_auth_accepted_forms(c):
     for h in _credential_headers(c.api_key):
         name = _describe(h)
-        user, w = new_id("user"), word()
+        user, w = user_id("user"), word()
         body = add_body(user, [msg("Alice: key test %s." % w)])
         r = c.call("POST", "/add", body, headers=h, auth=False)
         require(r.status == 200, "/add with %s gave %d" % (name, r.status))
@@ -1127,7 +1139,7 @@ def check_auth_accepted_forms(c):
 
 
 def check_auth_rejected_add_writes_nothing(c):
-    user, w = new_id("user"), word()
+    user, w = user_id("user"), word()
     r = c.call("POST", "/add", add_body(user, [msg("Alice: sneaky %s." % w)]), auth=False)
     expect_error(r, 401)
     require(not hits(search_ok(c, user, w, BIG_TOP_K), w), "unauthenticated add was stored")
@@ -1229,11 +1241,15 @@ def run_check(client, name, fn):
 
 
 def main(argv=None):
+    global USER_PREFIX
     p = argparse.ArgumentParser(description="Black-box conformance checker for the memory Add/Search contract.")
     p.add_argument("--endpoint", required=True, help="base URL, e.g. http://127.0.0.1:8000")
     p.add_argument("--api-key", help="memory system key; enables the auth checks")
     p.add_argument("--verbose", action="store_true", help="log every request")
+    p.add_argument("--user-prefix", default=USER_PREFIX,
+                   help="start of every user_id the checker writes (default: %(default)s)")
     args = p.parse_args(argv)
+    USER_PREFIX = args.user_prefix  # the fixtures read it, as they read the module's other state
 
     try:
         client = Client(args.endpoint, args.api_key, args.verbose)
@@ -1246,8 +1262,10 @@ def main(argv=None):
         print("endpoint unreachable: %s: %s" % (args.endpoint, e), file=sys.stderr)
         return 2
 
+    print("warning: the checks write test users (user_id starting %r) into the memory behind %s, and leave them "
+          "there: point it at a scratch server" % (USER_PREFIX, args.endpoint), file=sys.stderr, flush=True)
     if not args.api_key:
-        probe = search(client, new_id("probe"), "probe", 1)
+        probe = search(client, user_id("probe"), "probe", 1)
         if probe.status == 401:
             print("note: the server answers 401 without credentials; pass --api-key", file=sys.stderr)
 
