@@ -23,6 +23,7 @@ import dataclasses
 import os
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
+from .config_values import kind_of, parse_value, to_bool
 from .errors import ConfigError
 from .retrieval.ranking import Ranking
 from .storage import views
@@ -231,6 +232,8 @@ class Config:
         "survives power loss")
     log_level: str = setting("INFO", "server", "the lowest level logged: DEBUG, INFO, WARNING or ERROR")
     pause_gc: bool = setting(True, "database", "pause Python's cyclic garbage collector during each search")  # README
+    metrics_public: bool = setting(
+        False, "server", "serve GET /metrics without the API key (to a scraper that cannot send one)")
 
     def key(self) -> Optional[str]:
         """The API key: `api_key` if set, else the first line of `api_key_file`, else None."""
@@ -324,43 +327,14 @@ class Config:
         return self
 
 
-def to_bool(raw: Any) -> bool:
-    """1/0, true/false, yes/no, on/off (any case) as a bool."""
-    if isinstance(raw, bool):
-        return raw
-    text = str(raw).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise ValueError("not a yes/no value: %r" % raw)
-
-
-def _kind(field: dataclasses.Field) -> str:
-    """The name of a field's value type: "int" for both `int` and `Optional[int]`."""
-    kind = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", "str")
-    return kind[len("Optional["):-1] if kind.startswith("Optional[") else kind
-
-
 def field_type(name: str) -> Any:
     """What parses the text of setting `name`: int, float, to_bool or str (for CLI flags)."""
-    kind = next(_kind(f) for f in dataclasses.fields(Config) if f.name == name)
+    kind = next(kind_of(f) for f in dataclasses.fields(Config) if f.name == name)
     return {"int": int, "float": float, "bool": to_bool}.get(kind, str)
 
 
 def _parse(field: dataclasses.Field, raw: str) -> Any:
-    kind = _kind(field)
-    try:
-        if kind == "bool":
-            return to_bool(raw)
-        if kind == "int":
-            return int(raw)
-        if kind == "float":
-            return float(raw)
-    except ValueError as e:
-        raise ConfigError("%s%s must be a %s, got %r" % (ENV_PREFIX, field.name.upper(),
-                                                         "yes/no value" if kind == "bool" else "number", raw)) from e
-    return raw
+    return parse_value(field, raw, ENV_PREFIX + field.name.upper())
 
 
 def load(flags: Optional[Mapping[str, Any]] = None, environ: Optional[Mapping[str, str]] = None) -> Config:

@@ -2,41 +2,46 @@
 
 `App.handle` turns one whole request (method, path, headers, body) into a Response and
 holds all of flowmem's HTTP policy, so it can be tested without a socket. Connections,
-framing, timeouts and threads are server.py's; which requests a web page may make
-is guard.py's; reading a body as a JSON object is the service's (validation.py, shared
-with the CLI); every error a caller can cause is a FlowmemError that becomes its
-status and the contract's `{"detail": {"reason": ...}}` body here, in `error_response`.
+framing, timeouts and threads are server.py's; which route a request is and its path
+and query values are routes.py's (one table, from which the OpenAPI document and the
+metrics' labels are made too); which requests a web page may make is guard.py's;
+the management routes' query strings are manage.py's; reading a body as a JSON object
+is the service's (validation.py, shared with the CLI); every error a caller can cause
+is a FlowmemError that becomes its status and the contract's `{"detail": {"reason":
+...}}` body here, in `error_response`.
+
+Every route passes the browser checks (Host, Origin, Sec-Fetch-Site) first, whatever
+it is, so a page can neither read nor delete through the operator's browser; then the
+key, where the route needs it (all but /health, the documentation and the inspector
+page, and /metrics where `metrics_public` is set); a POST's Content-Type last. The
+pages (pages.py) hold no memory content: the inspector fetches everything through
+this API with the key its user types.
 """
 from __future__ import annotations
 
 import hmac
 import json
 import logging
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+import time
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ..config import Config
-from ..errors import FlowmemError, MethodNotAllowed, NotFound, RetryLater, Unauthorized
+from ..errors import FlowmemError, MethodNotAllowed, RetryLater, Unauthorized
 from ..memory import Memory
 from ..validation import decode_json_object
+from . import manage
 from .guard import BrowserGuard, Headers
+from .metrics import CONTENT_TYPE as METRICS_TYPE, Metrics
+from .routes import ROUTES, Match, Route, Router
 
 log = logging.getLogger("flowmem.http")
 
-# path -> (method, Memory method name, needs the API key)
-ROUTES: Dict[str, Tuple[str, str, bool]] = {
-    "/add": ("POST", "add", True),
-    "/search": ("POST", "search", True),
-    "/health": ("GET", "health", False),
-}
-
-
-WRITE_ACTIONS = frozenset({"add"})
+_ROUTER = Router()
 
 
 def writes(method: str, path: str) -> bool:
     """Whether this request would write to the database (and so wait for its write lock)."""
-    route = ROUTES.get(path.split("?", 1)[0].rstrip("/") or "/")
-    return route is not None and method == route[0] and route[1] in WRITE_ACTIONS
+    return any(r.writes and r.method == method for r in _ROUTER.candidates(path))
 
 
 class Response(NamedTuple):
@@ -79,57 +84,92 @@ def _header_bytes(value: str) -> bytes:
         return value.encode("utf-8")
 
 
+# The management routes' answers: manage.<action>(memory, match, body) -> JSON body.
+MANAGED = ("list_users", "list_sessions", "list_messages", "get_message", "delete_session", "delete_user",
+           "export", "import_records")
+
+
 class App:
     """flowmem's HTTP policy over a Memory; call `handle` once per request, with its whole body."""
 
     def __init__(self, memory: Memory, config: Config):
         self.memory = memory
+        self.config = config
         key = config.key()
         self._key = key.encode("utf-8") if key else None
         self.guard = BrowserGuard(config.host, allowed_hosts=config.allowed_hosts,
                                   allowed_origins=config.allowed_origins)
+        public = config.metrics_public
+        self.routes: Tuple[Route, ...] = tuple(r._replace(needs_key=False) if r.action == "metrics" and public else r
+                                               for r in ROUTES)
+        self.router = Router(self.routes)
+        self.metrics = Metrics(config.db)
+        self._pages: Any = None  # pages.Pages, made at the first page asked for
 
     def handle(self, method: str, path: str, headers: Headers, body: bytes) -> Response:
         """Answer one request; `body` is already read whole and within its limit (framing.py)."""
+        started = time.perf_counter()
+        self.metrics.started()
+        response = json_response(500, {"detail": {"reason": "internal error"}})
+        try:
+            response = self._answer(method, path, headers, body)
+        finally:
+            self.metrics.finished(self.router.template(path), response.status, time.perf_counter() - started)
+        return response
+
+    def _answer(self, method: str, path: str, headers: Headers, body: bytes) -> Response:
         cors: List[Tuple[str, str]] = []
         try:
             self.guard.check_host(headers.get("Host"))
             self.guard.check_origin(headers)
-            route, allowed = self._route(path)
-            cors = self.guard.cors_headers(headers, allowed)
+            allow = self.router.allow(path)
+            cors = self.guard.cors_headers(headers, allow) if allow else []
             if method == "OPTIONS" and cors:
                 return Response(204, cors, b"")  # a CORS preflight from an allowed origin
-            action, needs_key = self._action(route, allowed, method)
-            if needs_key:
+            match = self.router.match(method, path)
+            if match.route.needs_key:
                 self._authorize(headers)
-            if method == "POST":
+            if match.route.method == "POST":
                 self.guard.check_content_type(headers.get("Content-Type"))
-                response = json_response(200, getattr(self.memory, action)(decode_json_object(body)))
-            else:
-                response = json_response(200, getattr(self.memory, action)())
+            response = self._run(match, body)
         except FlowmemError as e:
             response = error_response(e)
         except Exception:
             # A bug, not bad input. Log the traceback (it holds no request content) and say little.
-            log.exception("internal error on %s %s", method, path.split("?", 1)[0])
+            log.exception("internal error on %s %s", method, self.router.template(path) or "(no route)")
             response = json_response(500, {"detail": {"reason": "internal error"}})
         return response._replace(headers=response.headers + cors) if cors else response
 
-    @staticmethod
-    def _route(path: str) -> Tuple[str, str]:
-        route = path.split("?", 1)[0]
-        if len(route) > 1 and route.endswith("/"):
-            route = route[:-1]
-        if route not in ROUTES:
-            raise NotFound("no such path; flowmem serves POST /add, POST /search and GET /health")
-        return route, ROUTES[route][0]
+    def _run(self, match: Match, body: bytes) -> Response:
+        action = match.route.action
+        if action in MANAGED:
+            handler: Callable[[Memory, Match, bytes], Dict[str, Any]] = getattr(manage, action)
+            result = handler(self.memory, match, body)
+            if action == "import_records":
+                self.metrics.stored(result.get("stored", 0), result.get("messages", 0))
+            return json_response(200, result)
+        if action == "add":
+            request = decode_json_object(body)
+            result = self.memory.add(request)
+            messages = request.get("messages")
+            self.metrics.stored(1, len(messages) if isinstance(messages, list) else 0)
+            return json_response(200, result)
+        if action == "search":
+            return json_response(200, self.memory.search(decode_json_object(body)))
+        if action == "health":
+            return json_response(200, self.memory.health())
+        if action == "metrics":
+            return Response(200, [("Content-Type", METRICS_TYPE), ("Cache-Control", "no-store")],
+                            self.metrics.render().encode("utf-8"))
+        return self.pages().answer(action)
 
-    @staticmethod
-    def _action(route: str, allowed: str, method: str) -> Tuple[str, bool]:
-        if method != allowed and not (method == "HEAD" and allowed == "GET"):
-            raise MethodNotAllowed("%s takes %s, not %s" % (route, allowed, method[:20]), allow=allowed)
-        _, action, needs_key = ROUTES[route]
-        return action, needs_key
+    def pages(self) -> Any:
+        """The documents and pages this App serves (pages.py), made once."""
+        if self._pages is None:
+            from .pages import Pages  # the OpenAPI document and pages only when first asked for
+
+            self._pages = Pages(self.routes, self.config)
+        return self._pages
 
     def _authorize(self, headers: Headers) -> None:
         if self._key is None:

@@ -80,6 +80,7 @@ class Server:
             True: queue.Queue(), False: queue.Queue()}
         self.done: Deque[Tuple[Connection, bytes, bool]] = collections.deque()
         self.inflight = 0
+        app.metrics.inflight_source = lambda: self.inflight  # queued requests count too, not only those answering
         self.buffered = 0  # bytes beyond SMALL_BUFFER held by all connections
         self.stopping = False
         self._stop_by: Optional[float] = None

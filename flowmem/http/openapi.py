@@ -1,0 +1,229 @@
+"""The OpenAPI 3.1 document of the HTTP API, made from the route table (routes.py) and the words here.
+
+`document()` walks the routes an App serves: each becomes an operation whose path
+parameters come from its template, whose query parameters are the route's own, and
+whose security and statuses follow from what the route is (behind the key, a POST
+with a JSON body, a write, a route with values to check). The words (summary,
+description, body and answer schemas, each query parameter's meaning) are looked up in
+OPERATIONS and PARAMETERS, and a route without them raises: a route cannot be served
+and left out of the document, nor documented and not served (tests/test_openapi.py
+drives a request to every operation and checks its status is documented).
+
+Statuses are those the server really gives a request to that route: any request can
+be refused by the browser checks (403, 421), the connection loop (400 malformed, 408
+not arrived in time, 431 headers too large, 429 too many in flight, 503 too many large
+bodies held) before its route is known; the rest follow from the route. 405 (another
+method on a known path) is no operation's: it is in the description.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from .. import __version__
+from .routes import Route
+
+STRING_OR_NULL = {"type": ["string", "null"]}
+TIME = {"oneOf": [{"type": "integer", "description": "Unix milliseconds"},
+                  {"type": "string", "description": "ISO-8601 date or date and time (UTC unless it says)"}]}
+
+
+def _object(required: Sequence[str], **properties: Any) -> Dict[str, Any]:
+    return {"type": "object", "required": list(required), "properties": properties}
+
+
+def _ref(name: str) -> Dict[str, str]:
+    return {"$ref": "#/components/schemas/" + name}
+
+
+def _page(item: str) -> Dict[str, Any]:
+    return _object(["data", "next_cursor"], data={"type": "array", "items": _ref(item)},
+                   next_cursor=dict(STRING_OR_NULL, description="pass as `cursor` for the next page; null: no more"))
+
+
+_STR = {"type": "string"}
+_INT = {"type": "integer"}
+_ID = {"type": "string", "minLength": 1, "description": "any text without control characters"}
+SCHEMAS: Dict[str, Any] = {
+    "Error": _object(["detail"], detail=_object(["reason"], reason=dict(_STR, description="what to change"))),
+    "NewMessage": _object(["role", "content"], role=_STR, content=_STR,
+                          timestamp={"type": ["integer", "null"], "minimum": 10 ** 11, "description": "Unix ms"}),
+    "AddBody": _object(["request_id", "user_id", "session_id", "messages"], request_id=_ID, user_id=_ID,
+                       session_id=_ID, messages={"type": "array", "minItems": 1, "items": _ref("NewMessage")}),
+    "AddResult": _object(["success", "request_id", "user_id", "session_id"], success={"const": True},
+                         request_id=_STR, user_id=_STR, session_id=_STR),
+    "Filters": _object([], session_id=_STR, since=TIME, until=TIME, role=_STR),
+    "SearchBody": _object(["query", "user_id", "top_k"], query=_STR, user_id=_ID,
+                          top_k={"type": "integer", "minimum": 0, "description": "above the cap it is clamped"},
+                          options={"type": "array", "items": _STR}, filters=_ref("Filters")),
+    "Item": _object(["id", "score", "created_at", "view", "session_id", "content", "source_message_ids", "signals"],
+                    id=_STR, score={"type": "number"}, created_at=STRING_OR_NULL,
+                    view={"enum": ["message", "window", "segment"]}, session_id=_STR, content=_STR,
+                    source_message_ids={"type": "array", "items": _STR}, role=_STR,
+                    signals={"type": "object", "additionalProperties": {"type": ["number", "string"]}}),
+    "SearchResult": _object(["data"], data={"type": "array", "items": _ref("Item")}),
+    "Health": _object(["status", "version"], status=_STR, version=_STR, sqlite_version=_STR,
+                      schema_version=_INT),
+    "Message": _object(["id", "user_id", "session_id", "position", "role", "content", "timestamp", "created_at",
+                        "request_id"], id=_STR, user_id=_STR, session_id=_STR,
+                       position={"type": "integer", "minimum": 1}, role=_STR, content=_STR,
+                       timestamp={"type": ["integer", "null"]}, created_at=STRING_OR_NULL, request_id=_STR),
+    "Session": _object(["session_id", "messages", "first_at", "last_at"], session_id=_STR, messages=_INT,
+                       first_at=STRING_OR_NULL, last_at=STRING_OR_NULL),
+    "User": _object(["user_id", "sessions", "messages"], user_id=_STR, sessions=_INT, messages=_INT),
+    "MessagePage": _page("Message"),
+    "SessionPage": _page("Session"),
+    "UserPage": _page("User"),
+    "ExportPage": _page("AddBody"),
+    "DeleteSessionResult": _object(["deleted", "user_id", "session_id", "messages"], deleted={"type": "boolean"},
+                                   user_id=_STR, session_id=_STR, messages=_INT),
+    "DeleteUserResult": _object(["deleted", "user_id"], deleted={"type": "boolean"}, user_id=_STR),
+    "ImportBody": _object(["records"], records={"type": "array", "items": _ref("AddBody"),
+                                                "description": "Add bodies; user_id absent or the path's"}),
+    "ImportResult": _object(["requests", "stored", "already_stored", "messages"], requests=_INT, stored=_INT,
+                            already_stored=_INT, messages=_INT),
+}
+
+
+class Operation(NamedTuple):
+    summary: str
+    description: str
+    body: Optional[str] = None  # the request body's schema
+    answer: Optional[str] = None  # the 200 answer's schema (JSON); or a media type for other answers
+    not_found: bool = False  # answers 404 for a value that names nothing
+
+
+OPERATIONS: Dict[Tuple[str, str], Operation] = {
+    ("POST", "/add"): Operation(
+        "Store one Add", "Stores all messages of the Add or none; idempotent on (request_id, user_id): a retry "
+        "stores nothing and gets the same answer. The 200 comes after the messages are committed.",
+        "AddBody", "AddResult"),
+    ("POST", "/search"): Operation(
+        "Search a user's memory", "Ranked evidence from the user's own messages; an unknown user gets "
+        "{\"data\": []}. `filters` narrows the messages considered before ranking.", "SearchBody", "SearchResult"),
+    ("GET", "/health"): Operation("Status and versions", "Never any memory content.", None, "Health"),
+    ("GET", "/users"): Operation("List users", "Users in the order they were first stored.", None, "UserPage"),
+    ("DELETE", "/users/{user_id}"): Operation(
+        "Delete a user", "Removes every trace of the user; deleting again answers deleted false.", None,
+        "DeleteUserResult"),
+    ("GET", "/users/{user_id}/sessions"): Operation(
+        "List a user's sessions", "In the order the sessions were created.", None, "SessionPage"),
+    ("DELETE", "/users/{user_id}/sessions/{session_id}"): Operation(
+        "Delete a session", "Removes the session's messages, their index entries and the idempotency records of "
+        "its Adds; always 200, deleted false when there was nothing to delete.", None, "DeleteSessionResult"),
+    ("GET", "/users/{user_id}/messages"): Operation(
+        "List a user's messages", "Oldest first (by session creation, then position) or newest first.", None,
+        "MessagePage"),
+    ("GET", "/users/{user_id}/messages/{message_id}"): Operation(
+        "One message", "404 when no such message is the user's.", None, "Message", not_found=True),
+    ("GET", "/users/{user_id}/export"): Operation(
+        "Export a user's Adds", "One Add body per stored Add, in the order they were stored, a page at a time "
+        "(limit 1 to 1000, default 100). Importing them replays them as Adds.", None, "ExportPage"),
+    ("POST", "/users/{user_id}/import"): Operation(
+        "Import Add bodies", "Replays each record as an Add for the path's user: idempotent by (request_id, "
+        "user_id), so importing an export twice stores it once.", "ImportBody", "ImportResult"),
+    ("GET", "/metrics"): Operation(
+        "Metrics", "Prometheus text format 0.0.4: requests by route template and status, latency by route "
+        "template, Adds and messages stored, database size, requests in flight.", None,
+        "text/plain; version=0.0.4"),
+    ("GET", "/openapi.json"): Operation("This document", "OpenAPI 3.1, made from the server's route table.",
+                                        None, "application/json"),
+    ("GET", "/docs"): Operation("This document as a web page", "Made from /openapi.json, no scripts.", None,
+                                "text/html"),
+    ("GET", "/"): Operation("The inspector page", "Browse users, sessions and messages, search and delete, with "
+                            "the key typed into the page. Holds no memory content itself.", None, "text/html"),
+    ("GET", "/ui"): Operation("The inspector page", "The same page as GET /.", None, "text/html"),
+}
+
+PARAMETERS: Dict[str, Tuple[Dict[str, Any], str]] = {
+    "user_id": (_STR, "the user's id, percent-encoded (a `/` as %2F)"),
+    "session_id": (_STR, "a session id, percent-encoded"),
+    "message_id": (_STR, "a message id (m-<tag>-<position>)"),
+    "limit": ({"type": "integer", "minimum": 1, "maximum": 1000}, "items in a page (default 50)"),
+    "cursor": (_STR, "the next_cursor of the previous page"),
+    "since": (TIME, "only messages at or after this moment"),
+    "until": (TIME, "only messages before this moment"),
+    "order": ({"enum": ["asc", "desc"]}, "asc: oldest first (default); desc: newest first"),
+}
+
+REASONS = {200: "OK", 400: "Malformed request or body not a JSON object", 401: "Missing or wrong API key",
+           403: "Request from a web page not allowed", 404: "Nothing by that name",
+           408: "Request not sent whole within the request timeout", 413: "Body over the limit",
+           415: "Body not labelled JSON", 421: "Host not answered by this server",
+           422: "A field, parameter or path value is malformed (the reason names it)",
+           429: "Too many requests in flight (Retry-After)", 431: "Headers over 64 KiB",
+           503: "Database busy or failing, or too many large bodies held (Retry-After)",
+           507: "Disk full; nothing written (Retry-After)"}
+EVERY_ROUTE = (400, 403, 408, 421, 429, 431, 503)
+
+
+def statuses(route: Route, keyed: bool) -> List[int]:
+    """The statuses a request to `route` can get; `keyed`: the server has an API key."""
+    out = {200, *EVERY_ROUTE}
+    if route.needs_key and keyed:
+        out.add(401)
+    if route.method == "POST":
+        out |= {413, 415, 422}
+    if route.query or route.path_parameters():
+        out.add(422)
+    if route.writes:
+        out.add(507)
+    if OPERATIONS[(route.method, route.template)].not_found:
+        out.add(404)
+    return sorted(out)
+
+
+def _parameters(route: Route) -> List[Dict[str, Any]]:
+    out = []
+    for name in route.path_parameters():
+        schema, text = PARAMETERS[name]
+        out.append({"name": name, "in": "path", "required": True, "schema": schema, "description": text})
+    for name in route.query:
+        schema, text = PARAMETERS[name]
+        if route.action == "list_messages" and name == "session_id":
+            text = "only this session's messages"
+        out.append({"name": name, "in": "query", "required": False, "schema": schema, "description": text})
+    return out
+
+
+def _answer(schema: Optional[str]) -> Dict[str, Any]:
+    if schema is None:
+        return {}
+    if "/" in schema:
+        return {schema: {"schema": {"type": "object"} if "json" in schema else _STR}}
+    return {"application/json": {"schema": _ref(schema)}}
+
+
+def _operation(route: Route, keyed: bool) -> Dict[str, Any]:
+    words = OPERATIONS[(route.method, route.template)]  # KeyError: a served route without its words
+    responses: Dict[str, Any] = {}
+    for status in statuses(route, keyed):
+        content = _answer(words.answer) if status == 200 else {"application/json": {"schema": _ref("Error")}}
+        responses[str(status)] = {"description": REASONS[status], "content": content}
+    out: Dict[str, Any] = {"operationId": route.action if route.template != "/" else "inspector_root",
+                           "summary": words.summary, "description": words.description,
+                           "parameters": _parameters(route), "responses": responses,
+                           "security": [{"bearer": []}, {"apiKey": []}] if route.needs_key else []}
+    if words.body:
+        out["requestBody"] = {"required": True, "content": {"application/json": {"schema": _ref(words.body)}}}
+    return out
+
+
+def document(routes: Sequence[Route], keyed: bool) -> Dict[str, Any]:
+    """The OpenAPI 3.1 document of `routes` (an App's); `keyed`: the server has an API key."""
+    paths: Dict[str, Dict[str, Any]] = {}
+    for route in routes:
+        paths.setdefault(route.template, {})[route.method.lower()] = _operation(route, keyed)
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "flowmem", "version": __version__,
+                 "description": "Long-term memory for AI agents. Errors are {\"detail\": {\"reason\": ...}}. Path "
+                 "values are percent-encoded (an id holding `/` is named with %2F). Every GET also answers HEAD; "
+                 "another method on a known path is 405 with Allow. Routes behind the key take Authorization: "
+                 "Bearer <key> (or Token <key>) or X-Api-Key: <key>, when the server has a key."},
+        "paths": paths,
+        "components": {
+            "schemas": SCHEMAS,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"},
+                                "apiKey": {"type": "apiKey", "in": "header", "name": "X-Api-Key"}},
+        },
+    }
