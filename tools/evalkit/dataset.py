@@ -21,10 +21,11 @@ extra per-category truth (for a knowledge update, `old` and `new` turn ids).
 """
 from __future__ import annotations
 
-import datetime
 import json
 import re
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+
+from flowmem import portable
 
 
 class Turn(NamedTuple):
@@ -126,41 +127,22 @@ LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single
 _DIA_ID = re.compile(r"^D\d+:\d+$")
 
 
-def locomo_time_ms(text: str) -> int:
-    """LoCoMo's "1:56 pm on 8 May, 2023" as Unix ms (read as UTC)."""
-    moment = datetime.datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=datetime.timezone.utc)
-    return int(moment.timestamp()) * 1000
-
-
-def locomo_content(turn: Dict[str, Any]) -> str:
-    """A turn as the challenge platform sends it: "Speaker: text" plus any photo caption."""
-    content = "%s: %s" % (turn["speaker"], turn["text"])
-    if turn.get("blip_caption"):
-        content += " [shares a photo: %s]" % turn["blip_caption"]
-    return content
-
-
 def load_locomo(path: str) -> Dataset:
     """Read the public LoCoMo format: one conversation (one user) per sample.
 
-    Roles alternate as the platform sends them: speaker_a is `user`, speaker_b
-    `assistant`. Questions whose evidence is empty or not a list of dia ids that exist
-    in the conversation are skipped and listed, never guessed.
+    Sessions, turns, roles (speaker_a is `user`, speaker_b `assistant`), contents and
+    times are flowmem.portable.locomo_sessions()'s, the package's LoCoMo reader.
+    Questions whose evidence is empty or not a list of dia ids that exist in the
+    conversation are skipped and listed, never guessed.
     """
     with open(path, encoding="utf-8") as f:
         samples = json.load(f)
     conversations = []
     skipped: List[Dict[str, Any]] = []
     for sample in samples:
-        conv = sample["conversation"]
-        numbers = sorted(int(k.split("_")[1]) for k in conv
-                         if re.fullmatch(r"session_\d+", k) and isinstance(conv[k], list) and conv[k])
-        sessions = []
-        for n in numbers:
-            stamp = locomo_time_ms(conv["session_%d_date_time" % n])
-            turns = [Turn(t["dia_id"], "user" if t["speaker"] == conv["speaker_a"] else "assistant",
-                          locomo_content(t), stamp) for t in conv["session_%d" % n]]
-            sessions.append(Session("session_%d" % n, turns))
+        # The package's own reading of LoCoMo (flowmem/portable.py): what `flowmem import` loads is what is measured.
+        sessions = [Session(session_id, [Turn(*turn) for turn in turns])
+                    for session_id, turns in portable.locomo_sessions(sample)]
         known = {t.turn_id for s in sessions for t in s.turns}
         questions = []
         for i, qa in enumerate(sample["qa"]):

@@ -19,13 +19,14 @@ import time
 import urllib.parse
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from flowmem import portable
 from flowmem.config import Config
 from flowmem.memory import Memory
 from flowmem.storage.ids import message_id, session_tag
 
 from .dataset import Conversation, Question
 
-MAX_ADD_MESSAGES = 20
+MAX_ADD_MESSAGES = portable.MAX_ADD_MESSAGES
 
 
 class InProcessClient:
@@ -99,20 +100,17 @@ class HttpClient:
 
 
 def add_bodies(conversation: Conversation, max_messages: int = MAX_ADD_MESSAGES) -> List[Dict[str, Any]]:
-    """The Add bodies that replay a conversation: per session, chunks of at most `max_messages`."""
+    """The Add bodies that replay a conversation: per session, chunks of at most `max_messages`
+    (flowmem.portable.session_add_bodies(), as `flowmem import` sends a LoCoMo file)."""
     bodies = []
     for session in conversation.sessions:
-        for start in range(0, len(session.turns), max_messages):
-            chunk = session.turns[start:start + max_messages]
-            messages = []
-            for turn in chunk:
-                message: Dict[str, Any] = {"role": turn.role, "content": turn.content}
-                if turn.timestamp_ms is not None:
-                    message["timestamp"] = turn.timestamp_ms
-                messages.append(message)
-            bodies.append({"request_id": "%s/%s/%d" % (conversation.user_id, session.session_id, start),
-                           "user_id": conversation.user_id, "session_id": session.session_id,
-                           "messages": messages})
+        messages = []
+        for turn in session.turns:
+            message: Dict[str, Any] = {"role": turn.role, "content": turn.content}
+            if turn.timestamp_ms is not None:
+                message["timestamp"] = turn.timestamp_ms
+            messages.append(message)
+        bodies += portable.session_add_bodies(conversation.user_id, session.session_id, messages, max_messages)
     return bodies
 
 
