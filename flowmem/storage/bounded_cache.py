@@ -7,7 +7,7 @@ a user's message count): an entry whose version differs from the snapshot's is
 loaded again, and the loader is handed the entry held, so that it can extend it
 rather than read everything again.
 
-What does change existing data (a rebuilt index, a deleted user) bumps the database's
+What does change existing data (a rebuilt index, a deleted user or session) bumps the database's
 index generation (settings.py); the Store then clear()s the caches, and an entry read
 from an older snapshot than the newest generation is never kept, so no search after a
 deletion or a rebuild is answered from what was read before it.

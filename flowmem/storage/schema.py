@@ -6,7 +6,7 @@ Tables (schema version 2):
   user's own index statistics per view kind (document count, total tokens) for BM25.
 - `meta`: the index version and index settings (ViewSettings) the index was built
   with, and the index `generation`, bumped whenever existing data changes under
-  readers (a rebuild, a deleted user) (settings.py).
+  readers (a rebuild, a deleted user or session) (settings.py).
 - `requests`: one row per stored Add, keyed by (user, request_id): the idempotency record.
 - `sessions`: one row per (user, session_id): message count, where the last segment
   starts, and the `tag` that makes message and view ids readable, stable and unique

@@ -7,7 +7,8 @@ them, least recently used first out, up to a bound on the messages held. A sessi
 only ever grows (Adds append), so its message count is its version: an entry whose
 count differs from the database's is reloaded, whichever process wrote.
 
-A rebuilt index or a deleted user clears it (bounded_cache.py).
+A rebuilt index or a deleted user or session clears it (bounded_cache.py): session keys
+are never reused, so a session deleted and sent again is a new entry.
 """
 from __future__ import annotations
 

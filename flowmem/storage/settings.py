@@ -5,7 +5,7 @@ settings given explicitly that differ, naming the `flowmem reindex` that would a
 them (index_problem(), reindex_command()); nothing rebuilds implicitly. `meta` also
 holds the index version this flowmem reads (INDEX_VERSION) and the index
 `generation`, bumped whenever existing data changes under readers (a rebuild, a
-deleted user): every transaction reads it first (read_generation()).
+deleted user or session): every transaction reads it first (read_generation()).
 """
 from __future__ import annotations
 

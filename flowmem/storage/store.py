@@ -220,7 +220,7 @@ class Store:
     def _check_generation(self, conn: sqlite3.Connection) -> IndexState:
         """The index generation and settings of the transaction's snapshot, adopted if newer than ours.
 
-        Another process's reindex or delete-user bumps the generation: the caches then
+        Another process's reindex, delete-user or delete-session bumps the generation: the caches then
         hold what that snapshot no longer has, and the settings may have changed.
         """
         generation = read_generation(conn)
