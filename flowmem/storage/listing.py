@@ -11,9 +11,12 @@ messages of every user in rowid or key order (CROSS JOIN pins the join order whe
 there is one).
 
 Positions are what cursors hold: a user's key, a session's key, (session key,
-position) for a message, a message's rowid for an Add. Keys and rowids only grow
-(AUTOINCREMENT for users and sessions; a message's rowid is above every earlier
-message's), so "after this position" stays meaningful while rows are added.
+position) for a message, a message's rowid for an Add. User and session keys are
+AUTOINCREMENT, never reused, and positions in a session only grow, so "after this
+position" stays meaningful while rows are added. A new message's rowid is above every
+message there is, but once the newest messages are deleted (delete-session, delete-user)
+the next ones may take their rowids again: an export paged across such a deletion can
+miss Adds stored after it (export again, or import twice: importing is idempotent).
 """
 from __future__ import annotations
 
