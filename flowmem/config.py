@@ -59,8 +59,8 @@ class Config:
     host: str = setting("127.0.0.1", "server", "the address to listen on")
     port: int = setting(8000, "server", "the TCP port to listen on")
     api_key: Optional[str] = setting(
-        None, "server", "the key /add and /search then require, as Authorization: Bearer KEY, Authorization: Token "
-        "KEY or X-Api-Key: KEY")
+        None, "server", "the key every route then requires but /health, /openapi.json, /docs and the inspector (/, "
+        "/ui), as Authorization: Bearer KEY, Authorization: Token KEY or X-Api-Key: KEY")
     api_key_file: Optional[str] = setting(
         None, "server", "a file whose first line is the API key, when FLOWMEM_API_KEY is not set")
     max_body_bytes: int = setting(8 * 1024 * 1024, "server", "the largest request body, in bytes; larger gets 413")
