@@ -1,176 +1,138 @@
-"""The `flowmem` command: serve, add, search, delete-user, stats, init, reindex, backup, settings.
+"""The `flowmem` command: serve, add, search, export, import, delete-user, stats, init, reindex, backup, settings.
 
-Every command only parses arguments, builds a Config and calls the core (Memory or
-the HTTP server). `add` and `search` work directly on a database file, no server
-needed. Errors print one line and exit non-zero; never a traceback. A command used
-wrongly raises UsageError, the CLI's own error: HTTP statuses are the HTTP layer's.
+Every command only parses arguments (cli_parser.py: the flags, short help and
+`--help-all`, one-line usage errors), builds a Config and calls the core (Memory or
+the HTTP server). `add`, `search`, `export` and `import` work directly on a database
+file, no server needed. Errors print one line and exit non-zero; never a traceback. A
+command used wrongly raises UsageError, the CLI's own error: HTTP statuses are the
+HTTP layer's. Input read from a file is named by line (or array item) when it fails.
 
-Every setting of config.Config is a flag, `--<name with dashes>`, with the help text
-declared beside the field; `settings` prints them all as the Markdown table that
-README.md's Settings section holds a copy of (tests/test_cli.py compares the two).
-
-Only `serve`, `add` and `init` create a database; the others refuse a missing file.
-`search`, `stats` and `backup` open it read-only, so they work on read-only files
-and never change a file a server is using. Index settings given to any command must
-match the database's; `reindex` is the one command that changes them.
+Only `serve`, `add`, `import` and `init` create a database; the others refuse a missing
+file. `search`, `stats`, `export` and `backup` open it read-only, so they work on
+read-only files and never change a file a server is using. Index settings given to
+any command must match the database's; `reindex` is the one command that changes them.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import logging
+import os
 import sys
 import uuid
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Sequence, Tuple
 
 from . import __version__, config as config_module
+from .cli_parser import Parser, UsageError, flag_name, settings_flags, settings_table, wants_all, warn
+from .cli_portable import checked, export, import_records, read_records
 from .errors import BadRequest, FlowmemError
 from .http.run import serve
 from .memory import Memory, init, reindex
 from .storage.settings import ViewSettings, flag_value
 from .validation import decode_json_object
 
-# Settings that are no flag: a key on the command line would show in `ps` (use FLOWMEM_API_KEY or the file).
-NOT_FLAGS = ("api_key",)
-# The group of settings only `serve` takes; the other commands take every other group.
-SERVER_GROUP = "server"
+__all__ = ["UsageError", "build_parser", "flag_name", "main", "parse_bodies", "run", "settings_table"]
 
 
-class UsageError(FlowmemError):
-    """A command used wrongly, or input it cannot read: the CLI's own error, printed as one line."""
-
-
-def flag_name(name: str) -> str:
-    """The command-line flag of setting `name`: `--<name with dashes>`."""
-    return "--" + name.replace("_", "-")
-
-
-def _default_text(setting: config_module.Setting, value: Callable[[str], str] = str) -> str:
-    """A setting's default as --help and the table say it, each value shown by `value`.
-
-    An index setting's default is the database's own; a new database's is ViewSettings'.
-    """
-    if setting.group == "index":
-        return "as the database was built (a new one: %s)" % value(flag_value(getattr(ViewSettings(), setting.name)))
-    if setting.default is None or setting.default == "":
-        return "none"
-    return value(flag_value(setting.default))
-
-
-def _settings_flags(parser: argparse.ArgumentParser, server: bool) -> None:
-    """A flag for every setting a command takes (all of them for `serve`), grouped as config.GROUPS."""
-    first = True
-    for group, title in config_module.GROUPS.items():
-        if group == SERVER_GROUP and not server:
-            continue
-        arguments = parser.add_argument_group(
-            "settings: " + title, "Each setting is also read from FLOWMEM_<NAME> (e.g. FLOWMEM_DB); a flag wins. "
-            "Yes/no settings take 1/0, yes/no, true/false or on/off." if first else None)
-        first = False
-        for setting in config_module.settings():
-            if setting.group != group or setting.name in NOT_FLAGS:
-                continue
-            # argparse expands %-formats in help texts: a literal % must be doubled.
-            text = "%s (default: %s)" % (setting.help, _default_text(setting))
-            arguments.add_argument(flag_name(setting.name), dest=setting.name,
-                                   type=config_module.field_type(setting.name), default=None,
-                                   metavar=setting.name.upper(), help=text.replace("%", "%%"))
-
-
-def _cell(text: str) -> str:
-    # A | would end the cell and a < could open an HTML tag in Markdown.
-    return text.replace("|", "\\|").replace("<", "&lt;")
-
-
-def settings_table() -> str:
-    """Every setting as Markdown: per group of config.GROUPS, a table of flag, variable, default and help.
-
-    `flowmem settings` prints it; README.md's Settings section holds a copy, which
-    tests/test_cli.py checks is identical.
-    """
-    lines: List[str] = []
-    for group, title in config_module.GROUPS.items():
-        lines += ["", "**%s%s**" % (title[0].upper(), title[1:]), "",
-                  "| flag | variable | default | what |", "|---|---|---|---|"]
-        for setting in config_module.settings():
-            if setting.group != group:
-                continue
-            shown = "no flag" if setting.name in NOT_FLAGS else "`%s`" % flag_name(setting.name)
-            default = _default_text(setting, lambda text: "`%s`" % text)
-            lines.append("| %s | `%s` | %s | %s |" % (shown, setting.variable, default, _cell(setting.help)))
-    return "\n".join(lines[1:]) + "\n"
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="flowmem", description="Long-term memory for AI agents (SQLite FTS5).")
+def build_parser(show_all: bool = False) -> argparse.ArgumentParser:
+    """The `flowmem` parser; `show_all` gives every command's help every flag it takes (`--help-all`)."""
+    parser = Parser(prog="flowmem", description="Long-term memory for AI agents (SQLite FTS5).")
     parser.add_argument("--version", action="version", version="flowmem " + __version__)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
 
-    p = commands.add_parser("serve", help="run the HTTP server (POST /add, POST /search, GET /health)",
-                            description="Run the HTTP server until SIGINT or SIGTERM.")
-    _settings_flags(p, server=True)
+    def command(name: str, help: str, description: str) -> argparse.ArgumentParser:
+        parsers[name] = commands.add_parser(name, help=help, description=description)
+        return parsers[name]
 
-    p = commands.add_parser("add", help="add conversations to a database file, no server needed",
-                            description="Add messages to a database file. Input: a JSON Add body "
-                            '({"request_id", "user_id", "session_id", "messages": [...]}), a JSON array '
-                            "of them, or one per line; or a single message with --user, --session, --content.")
+    parsers: Dict[str, argparse.ArgumentParser] = {}
+    parser.set_defaults(parsers=parsers)  # so that run() can say which command a stray argument was given to
+
+    p = command("serve", "run the HTTP server (POST /add, POST /search, GET /health)",
+                "Run the HTTP server until SIGINT or SIGTERM (then it finishes the requests it has).")
+    settings_flags(p, "serve", show_all)
+
+    p = command("add", "add conversations to a database file, no server needed",
+                "Add messages to a database file. Input: a JSON Add body "
+                '({"request_id", "user_id", "session_id", "messages": [...]}), a JSON array '
+                "of them, or one per line; or a single message with --user, --session, --content.")
     p.add_argument("file", nargs="?", help="file with Add bodies, or - for standard input")
     p.add_argument("--user", help="user_id of a single message")
     p.add_argument("--session", help="session_id of a single message")
     p.add_argument("--content", help="text of a single message")
     p.add_argument("--role", default="user", help="role of a single message (default: user)")
-    p.add_argument("--timestamp", type=int, help="Unix ms of a single message")
-    p.add_argument("--request-id", help="request_id of a single message (default: a new random id)")
-    _settings_flags(p, server=False)
+    p.add_argument("--timestamp", type=int, metavar="MS", help="Unix ms of a single message")
+    p.add_argument("--request-id", metavar="ID", help="request_id of a single message (default: a new random id)")
+    settings_flags(p, "add", show_all)
 
-    p = commands.add_parser("search", help="search one user's memory in a database file",
-                            description="Search one user's memory in a database file.")
+    p = command("search", "search one user's memory in a database file",
+                "Search one user's memory in a database file.")
     p.add_argument("query", help="the question")
     p.add_argument("--user", required=True, help="user_id to search")
-    p.add_argument("--top-k", type=int, default=10, help="maximum number of items (default: 10)")
+    p.add_argument("--top-k", type=int, default=10, metavar="N", help="maximum number of items (default: 10)")
     p.add_argument("--json", action="store_true", help="print the contract's JSON response")
-    _settings_flags(p, server=False)
+    settings_flags(p, "search", show_all)
 
-    p = commands.add_parser("delete-user", help="remove every trace of a user",
-                            description="Remove a user's messages, views, index entries and idempotency records.")
+    p = command("delete-user", "remove every trace of a user",
+                "Remove a user's messages, views, index entries and idempotency records.")
     p.add_argument("--user", required=True, help="user_id to delete")
-    _settings_flags(p, server=False)
+    settings_flags(p, "delete-user", show_all)
 
-    p = commands.add_parser("stats", help="counts for the database or one user",
-                            description="Print counts for the database, or for one user, as JSON (read-only).")
+    p = command("stats", "counts for the database or one user",
+                "Print counts for the database, or for one user, as JSON (read-only).")
     p.add_argument("--user", help="user_id to describe")
-    _settings_flags(p, server=False)
-    _add_database_commands(commands)
+    settings_flags(p, "stats", show_all)
+    _add_database_commands(command, show_all)
     return parser
 
 
-def _add_database_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    """The commands that create, rebuild, copy or describe a database file rather than its memories."""
-    p = commands.add_parser("init", help="create a new database, choosing its index settings",
-                            description="Create a new database file with the index settings given (the others "
-                            "default); refuses if the file exists.")
-    _settings_flags(p, server=False)
+def _add_database_commands(command: Callable[[str, str, str], argparse.ArgumentParser], show_all: bool) -> None:
+    """The commands that move, create, rebuild, copy or describe a database file rather than search it."""
+    p = command("export", "write every Add stored (or one user's) as JSON lines, for import",
+                "Write the Add bodies stored, one JSON object a line, in the order they were stored: "
+                "`flowmem import` replays them (idempotent). Read-only; progress goes to stderr.")
+    p.add_argument("--user", help="only this user_id's Adds")
+    settings_flags(p, "export", show_all)
 
-    p = commands.add_parser("reindex", help="rebuild the index with other settings (safe while a server runs)",
-                            description="Rebuild a database's index from its stored messages, with the index "
-                            "settings given and the database's own for the rest, in one write transaction; a server "
-                            "on the file waits for it and then reads the new index. Progress goes to stderr.")
-    _settings_flags(p, server=False)
+    p = command("import", "add a flowmem export (JSON lines) or a LoCoMo-format JSON file",
+                "Add the records of FILE: a flowmem export (one Add body a line, or a JSON array of "
+                "them), or a LoCoMo-format JSON file (one user per conversation, one session per session, "
+                "\"Speaker: text\" messages). Adds already stored are skipped. Progress goes to stderr.")
+    p.add_argument("file", help="the file, or - for standard input")
+    settings_flags(p, "import", show_all)
 
-    commands.add_parser("settings", help="print every setting as a Markdown table (flag, variable, default, what)",
-                        description="Print every setting, with its flag, FLOWMEM_ variable, default and what it "
-                        "does, as the Markdown tables of README.md's Settings section.")
+    p = command("init", "create a new database, choosing its index settings",
+                "Create a new database file with the index settings given (the others default); "
+                "refuses if the file exists.")
+    settings_flags(p, "init", show_all)
 
-    p = commands.add_parser("backup", help="copy the database consistently while a server keeps serving",
-                            description="Copy the database to one self-contained file (journal mode DELETE) from a "
-                            "single snapshot, check the copy's integrity, then move it into place.")
-    p.add_argument("--to", required=True, help="the copy's path")
+    p = command("reindex", "rebuild the index with other settings (safe while a server runs)",
+                "Rebuild a database's index from its stored messages, with the index settings given and "
+                "the database's own for the rest, in one write transaction; a server on the file waits for "
+                "it and then reads the new index. Progress goes to stderr.")
+    settings_flags(p, "reindex", show_all)
+
+    command("settings", "print every setting as a Markdown table (flag, variable, default, what)",
+            "Print every setting, with its flag, FLOWMEM_ variable, default and what it does, as the "
+            "Markdown tables of README.md's Settings section.")
+
+    p = command("backup", "copy the database consistently while a server keeps serving",
+                "Copy the database to one self-contained file (journal mode DELETE) from a single snapshot, "
+                "check the copy's integrity, then move it into place.")
+    p.add_argument("--to", required=True, metavar="PATH", help="the copy's path")
     p.add_argument("--force", action="store_true", help="overwrite the file at --to if there is one")
-    _settings_flags(p, server=False)
+    settings_flags(p, "backup", show_all)
 
 
-def _add_bodies(args: argparse.Namespace) -> List[Dict[str, Any]]:
+def _read_input(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _add_bodies(args: argparse.Namespace) -> Iterable[Tuple[str, Dict[str, Any]]]:
+    """(where, body) for each Add of `add`'s input; `where` names its line or item ("" for flags)."""
     if args.file is None:
         missing = [flag for flag, value in (("--user", args.user), ("--session", args.session),
                                             ("--content", args.content)) if value is None]
@@ -179,18 +141,18 @@ def _add_bodies(args: argparse.Namespace) -> List[Dict[str, Any]]:
         message: Dict[str, Any] = {"role": args.role, "content": args.content}
         if args.timestamp is not None:
             message["timestamp"] = args.timestamp
-        return [{"request_id": args.request_id or uuid.uuid4().hex, "user_id": args.user,
-                 "session_id": args.session, "messages": [message]}]
-    if args.file == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        with open(args.file, "rb") as f:
-            data = f.read()
-    return list(parse_bodies(data))
+        return [("", {"request_id": args.request_id or uuid.uuid4().hex, "user_id": args.user,
+                      "session_id": args.session, "messages": [message]})]
+    return numbered_bodies(_read_input(args.file))
 
 
-def parse_bodies(data: bytes) -> Iterable[Dict[str, Any]]:
-    """The Add bodies of `add --file` input: one JSON array of them, or one JSON object per line."""
+def parse_bodies(data: bytes) -> Iterator[Dict[str, Any]]:
+    """The Add bodies of `add`'s input: one JSON array of them, one JSON object, or one per line."""
+    return (body for _, body in numbered_bodies(data))
+
+
+def numbered_bodies(data: bytes) -> Iterator[Tuple[str, Dict[str, Any]]]:
+    """(where, body) for each Add body of `data`: "item N" of a JSON array, "line N" of JSON lines."""
     stripped = data.strip()
     if stripped.startswith(b"["):
         try:
@@ -200,17 +162,19 @@ def parse_bodies(data: bytes) -> Iterable[Dict[str, Any]]:
         for i, item in enumerate(items):
             if not isinstance(item, dict):
                 raise UsageError("item %d of the input array is not a JSON object" % i)
-            yield item
+            yield "item %d" % i, item
         return
     try:
-        yield decode_json_object(stripped)
-        return
+        body = decode_json_object(stripped)
     except BadRequest:
-        pass  # not one JSON object: one per line, then
-    for number, line in enumerate(stripped.splitlines(), 1):
+        body = None  # not one JSON object: one per line, then
+    if body is not None:
+        yield "line 1", body
+        return
+    for number, line in enumerate(data.splitlines(), 1):
         if line.strip():
             try:
-                yield decode_json_object(line)
+                yield "line %d" % number, decode_json_object(line)
             except BadRequest as e:
                 raise UsageError("line %d: %s" % (number, e.reason)) from e
 
@@ -245,17 +209,72 @@ def _settings_text(settings: ViewSettings) -> str:
 
 # How each command opens its database: (read_only, create). serve/init/reindex open their own way.
 OPENING = {"add": (False, True), "search": (True, False), "stats": (True, False), "backup": (True, False),
-           "delete-user": (False, False)}
+           "delete-user": (False, False), "export": (True, False), "import": (False, True)}
+
+
+def _add(memory: Memory, args: argparse.Namespace) -> None:
+    for where, body in _add_bodies(args):
+        try:
+            result = memory.add(body)
+        except FlowmemError as e:
+            if not where:
+                raise
+            raise UsageError("%s: %s" % (where, e.reason)) from e
+        print(json.dumps(result, ensure_ascii=False), flush=True)
+
+
+def _search(memory: Memory, args: argparse.Namespace) -> None:
+    result = memory.search({"query": args.query, "user_id": args.user, "top_k": args.top_k})
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        _print_hits(result["data"])
+
+
+def _delete_user(memory: Memory, args: argparse.Namespace) -> None:
+    deleted = memory.delete_user(args.user)
+    if not (deleted["deleted"] if isinstance(deleted, dict) else deleted):
+        raise UsageError("no user %r in %s" % (args.user, memory.config.db))
+    print("deleted user %r" % args.user)
+
+
+def _stats(memory: Memory, args: argparse.Namespace) -> None:
+    print(json.dumps(memory.stats(args.user), ensure_ascii=False, indent=2))
+
+
+def _backup(memory: Memory, args: argparse.Namespace) -> None:
+    copied = memory.backup(args.to, args.force)
+    print("backed up %s to %s (%d users, %d messages, %d bytes; integrity checked)"
+          % (memory.config.db, copied["path"], copied["users"], copied["messages"], copied["bytes"]))
+
+
+def _export(memory: Memory, args: argparse.Namespace) -> None:
+    export(memory, args.user)
+
+
+def _import(memory: Memory, args: argparse.Namespace) -> None:
+    print(import_records(memory, "standard input" if args.file == "-" else args.file, *args.records))
+
+
+COMMANDS: Dict[str, Callable[[Memory, argparse.Namespace], None]] = {
+    "add": _add, "search": _search, "delete-user": _delete_user, "stats": _stats, "backup": _backup,
+    "export": _export, "import": _import}
 
 
 def run(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args, extra = build_parser(wants_all(argv)).parse_known_args(argv)
+    if extra:
+        args.parsers[args.command].error("unrecognized arguments: %s" % " ".join(extra))
     if args.command == "settings":
         print(settings_table(), end="")  # the defaults: no settings are read for it
         return 0
     flags = {name: getattr(args, name, None) for name in config_module.field_names()}
     config = config_module.load(flags)
     if args.command == "serve":
+        if args.api_key is not None:
+            warn("a key given on the command line shows in `ps` to every user of this machine; "
+                 "use --api-key-file or FLOWMEM_API_KEY")
         logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
         serve(config)
         return 0
@@ -265,28 +284,12 @@ def run(argv: Optional[Sequence[str]] = None) -> int:
     if args.command == "reindex":
         print("reindexed %s (%s)" % (config.db, _settings_text(reindex(config, _progress(config.db)))))
         return 0
+    if args.command == "import":  # read whole before the database is opened (or made): a bad file leaves none
+        args.records = checked(*read_records(_read_input(args.file), numbered_bodies))
     read_only, create = OPENING[args.command]
     memory = Memory(config, read_only=read_only, create=create)
     try:
-        if args.command == "add":
-            for body in _add_bodies(args):
-                print(json.dumps(memory.add(body), ensure_ascii=False))
-        elif args.command == "search":
-            result = memory.search({"query": args.query, "user_id": args.user, "top_k": args.top_k})
-            if args.json:
-                print(json.dumps(result, ensure_ascii=False, indent=2))
-            else:
-                _print_hits(result["data"])
-        elif args.command == "delete-user":
-            if not memory.delete_user(args.user):
-                raise UsageError("no user %r in %s" % (args.user, config.db))
-            print("deleted user %r" % args.user)
-        elif args.command == "stats":
-            print(json.dumps(memory.stats(args.user), ensure_ascii=False, indent=2))
-        elif args.command == "backup":
-            copied = memory.backup(args.to, args.force)
-            print("backed up %s to %s (%d users, %d messages, %d bytes; integrity checked)"
-                  % (config.db, copied["path"], copied["users"], copied["messages"], copied["bytes"]))
+        COMMANDS[args.command](memory, args)
     finally:
         memory.close()
     return 0
@@ -299,6 +302,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except FlowmemError as e:
         print("flowmem: error: %s" % e.reason, file=sys.stderr)
         return 1
+    except BrokenPipeError:  # the reader went away (`flowmem export | head`): not an error to report
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush cannot fail too
+        return 141
     except OSError as e:
         print("flowmem: error: %s" % e, file=sys.stderr)
         return 1

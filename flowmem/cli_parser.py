@@ -1,0 +1,195 @@
+"""The `flowmem` command's arguments: short help, `--help-all`, one-line usage errors.
+
+Every setting of config.Config is a flag, `--<name with dashes>`, with the help text
+declared beside the field. A command takes the settings of the groups it uses
+(COMMAND_GROUPS), but its `--help` shows only the few a user of it reaches for
+(SHORT_HELP), one line each, so it fits a screen; `--help-all` shows every flag the
+command takes with its whole help text (the ranking weights only there). `flowmem
+settings` prints them all as the Markdown tables README.md's Settings section holds a
+copy of (tests/test_cli.py compares the two).
+
+argparse, left alone, answers a wrong flag with the whole usage (dozens of lines) and
+takes `--api-key abc` for `--api-key-file abc` (a prefix of a longer flag): Parser
+allows no abbreviations and prints one line, `flowmem serve: error: ...`, with a
+near flag if there is one and where to look.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+import textwrap
+from typing import Any, Callable, Dict, List, NoReturn, Sequence
+
+from . import config as config_module
+from .errors import FlowmemError
+from .storage.settings import ViewSettings, flag_value
+
+# The groups of config.GROUPS each command takes; a command not named takes DEFAULT_GROUPS.
+# Index settings are checked against the database by every command that opens one.
+DEFAULT_GROUPS = ("database", "index")
+COMMAND_GROUPS: Dict[str, Sequence[str]] = {
+    "serve": tuple(config_module.GROUPS),
+    "search": ("database", "index", "results", "ranking"),
+}
+
+# The settings each command's short --help shows (the others: --help-all), with a shorter
+# line where the declared help is long. Every command that opens a database shows --db.
+SHORT_HELP: Dict[str, Sequence[str]] = {
+    "serve": ("db", "host", "port", "api_key_file", "api_key", "workers", "allowed_hosts", "log_level"),
+    "init": ("db", "window_size", "stem"),
+    "reindex": ("db", "window_size", "stem"),
+}
+SHORT_TEXT = {
+    "db": "the SQLite database file",
+    "allowed_hosts": "Host names answered besides localhost and IP literals",
+    "api_key_file": "a file whose first line is the API key",
+    "api_key": "the API key itself (shows in `ps`: prefer --api-key-file)",
+    "workers": "threads that answer requests",
+    "stem": "index (and read questions as) word stems",
+}
+
+
+class UsageError(FlowmemError):
+    """A command used wrongly, or input it cannot read: the CLI's own error, printed as one line."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser that takes no abbreviated flags and reports a usage error in one line."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", Formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        near = _near_flag(self, message)
+        hint = "did you mean %s? " % near if near else ""
+        self.exit(2, "%s: error: %s (%ssee %s --help)\n" % (self.prog, message, hint, self.prog))
+
+
+class Formatter(argparse.HelpFormatter):
+    """Help with each option's text beside it, on one line where it fits in 100 columns."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=30, width=100)
+
+    def _split_lines(self, text: str, width: int) -> List[str]:
+        # argparse's own wrapping breaks "comma-separated" after its hyphen.
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
+def _near_flag(parser: argparse.ArgumentParser, message: str) -> str:
+    """The parser's flag nearest to the one an "unrecognized arguments" message names, or ""."""
+    if not message.startswith("unrecognized arguments:"):
+        return ""
+    words = [w.split("=", 1)[0] for w in message.split(":", 1)[1].split() if w.startswith("--")]
+    flags = [flag for action in parser._actions for flag in action.option_strings]
+    for word in words:
+        close = difflib.get_close_matches(word, flags, n=1, cutoff=0.75)
+        if close:
+            return close[0]
+    return ""
+
+
+def flag_name(name: str) -> str:
+    """The command-line flag of setting `name`: `--<name with dashes>`."""
+    return "--" + name.replace("_", "-")
+
+
+def metavar(name: str) -> str:
+    """What a setting's flag takes, as help shows it: N, SECONDS, X, 1|0, or the value's name."""
+    kind = config_module.field_type(name)
+    if name.endswith("_s"):
+        return "SECONDS"
+    if kind is int:
+        return "N"
+    if kind is float:
+        return "X"
+    if kind is config_module.to_bool:
+        return "1|0"
+    named = {"db": "PATH", "api_key_file": "FILE", "api_key": "KEY", "synchronous": "MODE"}
+    return named.get(name, name.split("_")[-1].upper())
+
+
+def default_text(setting: config_module.Setting, value: Callable[[str], str] = str) -> str:
+    """A setting's default as --help and the table say it, each value shown by `value`.
+
+    An index setting's default is the database's own; a new database's is ViewSettings'.
+    """
+    if setting.group == "index":
+        return "as the database was built (a new one: %s)" % value(flag_value(getattr(ViewSettings(), setting.name)))
+    if setting.default is None or setting.default == "":
+        return "none"
+    return value(flag_value(setting.default))
+
+
+def settings_flags(parser: argparse.ArgumentParser, command: str, show_all: bool) -> None:
+    """A flag for every setting `command` takes; help for those SHORT_HELP names, or for all if `show_all`."""
+    groups = COMMAND_GROUPS.get(command, DEFAULT_GROUPS)
+    short = SHORT_HELP.get(command, ("db",))
+    for group, title in config_module.GROUPS.items():
+        if group not in groups:
+            continue
+        shown = [s for s in config_module.settings() if s.group == group and (show_all or s.name in short)]
+        arguments = parser.add_argument_group("settings: " + title) if show_all and shown else parser
+        for setting in config_module.settings():
+            if setting.group != group:
+                continue
+            text = argparse.SUPPRESS
+            if setting in shown:
+                text = _help(setting, show_all).replace("%", "%%")  # argparse expands %-formats
+            arguments.add_argument(flag_name(setting.name), dest=setting.name,
+                                   type=config_module.field_type(setting.name), default=None,
+                                   metavar=metavar(setting.name), help=text)
+    hidden = sum(1 for s in config_module.settings() if s.group in groups and s.name not in short)
+    if show_all:
+        parser.epilog = ("Each setting is also read from FLOWMEM_<NAME> (e.g. FLOWMEM_DB); a flag wins. "
+                         "Yes/no settings take 1/0, yes/no, true/false or on/off.")
+    parser.add_argument("--help-all", action="help", help="this help" if show_all or not hidden else
+                        "also the %d other settings it takes" % hidden)
+
+
+def _help(setting: config_module.Setting, whole: bool) -> str:
+    """A setting's help line: its declared help (or SHORT_TEXT's, unless `whole`) and its default."""
+    default = default_text(setting)
+    if whole:
+        return "%s (default: %s)" % (setting.help, default)
+    text = SHORT_TEXT.get(setting.name, setting.help)
+    if setting.group == "index":
+        return "%s (a new database: %s)" % (text, flag_value(getattr(ViewSettings(), setting.name)))
+    return text if default == "none" else "%s (default: %s)" % (text, default)
+
+
+def wants_all(argv: Sequence[str]) -> bool:
+    """Whether `argv` asks for every flag's help: `--help-all` before any `--`."""
+    args = list(argv)
+    return "--help-all" in (args[:args.index("--")] if "--" in args else args)
+
+
+def _cell(text: str) -> str:
+    # A | would end the cell and a < could open an HTML tag in Markdown.
+    return text.replace("|", "\\|").replace("<", "&lt;")
+
+
+def settings_table() -> str:
+    """Every setting as Markdown: per group of config.GROUPS, a table of flag, variable, default and help.
+
+    `flowmem settings` prints it; README.md's Settings section holds a copy, which
+    tests/test_cli.py checks is identical.
+    """
+    lines: List[str] = []
+    for group, title in config_module.GROUPS.items():
+        lines += ["", "**%s%s**" % (title[0].upper(), title[1:]), "",
+                  "| flag | variable | default | what |", "|---|---|---|---|"]
+        for setting in config_module.settings():
+            if setting.group == group:
+                default = default_text(setting, lambda text: "`%s`" % text)
+                lines.append("| `%s` | `%s` | %s | %s |" % (flag_name(setting.name), setting.variable, default,
+                                                              _cell(setting.help)))
+    return "\n".join(lines[1:]) + "\n"
+
+
+def warn(text: str) -> None:
+    """A one-line warning on stderr."""
+    print("flowmem: warning: %s" % text, file=sys.stderr, flush=True)
