@@ -4,7 +4,7 @@ import unittest
 from typing import Any, Dict, List
 
 from flowmem.errors import InvalidField, NotFound
-from flowmem.storage import listing
+from flowmem.storage import fts, listing
 from tests.helpers import DAY_MS, T0, MemoryTestCase, add_body, index_terms, message
 
 HOSTILE_USER = "a b/%2F%é 用户"
@@ -220,6 +220,24 @@ class DeleteSessionTest(MemoryTestCase):
         for query in self.QUERIES:
             self.assertEqual(self.search(query, top_k=20), self.search(query, top_k=20, memory=only_a), query)
         self.assertEqual(self.memory.stats("u1"), only_a.stats("u1"))
+
+    def test_many_deletions_between_adds_leave_a_sound_index_equal_to_one_never_holding_them(self):
+        never = self.open_memory("never.db")
+        for n in range(40):  # enough index segments for FTS5's own merges to run among the deletions
+            for memory in (self.memory, never) if n % 3 else (self.memory,):
+                memory.add(add_body("u1", "s%d" % n, ["Ann: word%d shared" % n, "Bo: more%d text" % n, "Ann: end"],
+                                    request_id="r%d" % n))
+            if n % 3 == 0:
+                self.assertTrue(self.memory.delete_session("u1", "s%d" % n)["deleted"])
+        with self.memory.store.reading() as reader:
+            reader.conn.execute(fts.integrity_check_sql())  # raises if the index is corrupt
+        # s0 was u1's only session: deleting it removed the user, who came back with a new key.
+        key = self.memory.store.writer.execute("SELECT user_key FROM users WHERE user_id = 'u1'").fetchone()[0]
+        self.assertEqual([t.split("_", 1)[1] for t in index_terms(self.memory, key)],
+                         [t.split("_", 1)[1] for t in index_terms(never, 1)])
+        self.assertEqual(self.state(self.memory), self.state(never))
+        for query in ("word7 shared", "more12", "end", "word9"):
+            self.assertEqual(self.search(query, top_k=20), self.search(query, top_k=20, memory=never), query)
 
     def test_deleting_again_or_an_unknown_session_deletes_nothing(self):
         self.add_sessions(self.memory, with_b=True)
