@@ -18,6 +18,8 @@ import zipfile
 
 from tools import build_pyz
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 class PyzTest(unittest.TestCase):
     @classmethod
@@ -68,6 +70,10 @@ class PyzTest(unittest.TestCase):
                                                          "top_k": 1})["data"]
             self.assertIn("married on the beach", found[0]["content"])
             self.assertGreater(found[0]["score"], 0)
+            page = os.path.join(ROOT, "flowmem", "http", "inspector.html")
+            if os.path.exists(page):  # the page itself, read from the archive, not its placeholder
+                with open(page, "rb") as f:
+                    self.assertEqual(self._get(port, "/ui"), f.read())
         finally:
             proc.terminate()
             code = proc.wait(30)
@@ -90,6 +96,17 @@ class PyzTest(unittest.TestCase):
         match = re.search(r"serving on http://127\.0\.0\.1:(\d+)", "".join(log))
         self.assertIsNotNone(match, "".join(log))
         return int(match.group(1))
+
+    def _get(self, port, path):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            conn.request("GET", path)
+            response = conn.getresponse()
+            payload = response.read()
+            self.assertEqual(response.status, 200, payload)
+            return payload
+        finally:
+            conn.close()
 
     def _call(self, port, method, path, body=None):
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import pkgutil
 from typing import Any, Dict, List, Sequence, Tuple
 
 from ..config import Config
@@ -62,11 +63,11 @@ class Pages:
 def inspector() -> bytes:
     """The inspector page, read at each request (it may be updated beside a running server); a placeholder
     if it is not installed."""
-    try:
-        with open(INSPECTOR, "rb") as f:
-            return f.read()
+    try:  # pkgutil, not open(): the page is a member of the archive when flowmem runs from `make pyz`
+        page = pkgutil.get_data(__name__.rpartition(".")[0], os.path.basename(INSPECTOR))
     except OSError:
-        return PLACEHOLDER.encode("utf-8")
+        page = None
+    return page if page is not None else PLACEHOLDER.encode("utf-8")
 
 
 # -- /docs -------------------------------------------------------------------------
