@@ -80,6 +80,23 @@ class RoundTripTest(MemoryTestCase):
             cursor = page["next_cursor"]
         self.assertEqual([b["request_id"] for b in rest], ["r3", "r4", "r5"])
 
+    def test_export_pages_of_every_size_join_up_over_interleaved_sessions(self):
+        stored = []
+        for n in range(30):  # Adds landing in sessions in a shuffled but fixed order
+            body = add_body("u3", "s%d" % (n * 7 % 5), ["Ann: line %d" % n, "Bo: reply %d" % n], "x%d" % n)
+            self.memory.add(body)
+            stored.append(body)
+        for limit in (1, 2, 3, 7, 29, 30, 31):
+            bodies, cursor = [], None
+            while True:
+                page = self.memory.export_page("u3", limit=limit, cursor=cursor)
+                self.assertLessEqual(len(page["data"]), limit)
+                bodies += page["data"]
+                cursor = page["next_cursor"]
+                if cursor is None:
+                    break
+            self.assertEqual(bodies, stored, limit)
+
     def test_a_deleted_session_is_not_exported_and_an_old_dump_brings_it_back(self):
         dump = list(self.memory.export("u1"))
         self.memory.delete_session("u1", "s1")
