@@ -1,6 +1,7 @@
 """Tools that need data they do not have say so in one line; the contract checker says what it writes, where."""
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -61,6 +62,15 @@ class MissingDataTest(unittest.TestCase):
             self.skipTest("data/locomo10-dev.json is present in this clone")
         self.assert_one_line(result, os.path.join(ROOT, "data", "locomo10-dev.json"))
         self.assertNotIn("..", result.stderr.split("(")[0])
+
+
+class ReadmeTest(unittest.TestCase):
+    def test_the_readme_names_no_path_outside_the_clone(self):
+        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertEqual(re.findall(r"\.\./\S*", text), [])
+        self.assertNotIn("shared/data", text)
+        self.assertIn("https://github.com/snap-research/locomo", text)
 
 
 class LocomoDevTest(unittest.TestCase):
