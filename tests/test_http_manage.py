@@ -242,6 +242,44 @@ class BrowserManageTest(ManageTestCase):
         self.assertEqual((status, headers["Access-Control-Allow-Origin"]), (200, "https://app.example"))
 
 
+class SameOriginTest(ManageTestCase):
+    """The inspector page calls the server that served it: its Origin is the server's own."""
+
+    def test_a_page_of_this_server_may_call_it_and_a_page_of_another_port_may_not(self):
+        self.stored("u1", "s1", ["Alice: the violet umbrella"])
+        search = {"query": "umbrella", "user_id": "u1", "top_k": 3}
+        for host in ("127.0.0.1:8000", "localhost:8000", "[::1]:8000"):
+            with self.subTest(host=host):
+                same = dict(self.auth, Host=host, Origin="http://" + host)
+                self.assertEqual(self.call("POST", "/search", search, same)[0], 200)
+                self.assertEqual(self.call("GET", "/users", headers=same)[0], 200)
+        other_port = dict(self.auth, Host="127.0.0.1:8000", Origin="http://127.0.0.1:8001")
+        self.assertEqual(self.call("DELETE", "/users/u1", headers=other_port)[0], 403)
+        no_host = dict(self.auth, Origin="http://127.0.0.1:8000")
+        self.assertEqual(self.call("DELETE", "/users/u1", headers=no_host)[0], 403)
+        same = dict(self.auth, Host="127.0.0.1:8000", Origin="http://127.0.0.1:8000")
+        self.assertEqual(self.call("DELETE", "/users/u1/sessions/s1", headers=same)[1]["deleted"], True)
+
+
+class PublicSameOriginTest(ManageTestCase):
+    server_settings = {"host": "0.0.0.0"}
+
+    def test_on_a_public_address_answering_any_name_a_rebound_name_is_not_its_own_origin(self):
+        rebound = dict(self.auth, Host="evil.example", Origin="http://evil.example")
+        self.assertEqual(self.call("GET", "/users", headers=rebound)[0], 403)
+        by_address = dict(self.auth, Host="10.0.0.5:8000", Origin="http://10.0.0.5:8000")
+        self.assertEqual(self.call("GET", "/users", headers=by_address)[0], 200)
+
+
+class NamedSameOriginTest(ManageTestCase):
+    server_settings = {"host": "0.0.0.0", "allowed_hosts": "memory.example"}
+
+    def test_a_configured_name_is_its_own_origin_behind_http_or_https(self):
+        for origin in ("http://memory.example", "https://memory.example"):
+            headers = dict(self.auth, Host="memory.example", Origin=origin)
+            self.assertEqual(self.call("GET", "/users", headers=headers)[0], 200)
+
+
 if __name__ == "__main__":
     import unittest
     unittest.main()

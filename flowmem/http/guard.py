@@ -10,7 +10,10 @@ visits can make the browser send requests there. Three doors are closed:
   charset) and no Content-Type at all, as challenge clients send them, are accepted.
 - **Requests from pages.** Browsers send `Origin` on every cross-site POST (and
   `Sec-Fetch-Site` on every request). One from an origin not allowed (none is, by
-  default) gets 403. No CORS headers are sent unless origins are allowed.
+  default) gets 403. No CORS headers are sent unless origins are allowed. A page's
+  own server is its origin: the inspector page flowmem serves (`/`, `/ui`) sends
+  `Origin` equal to `http://` + the request's `Host`, which is accepted when that Host
+  is one that cannot be rebound (below), never under "any name".
 - **DNS rebinding.** A page on a hostname that the attacker re-points to 127.0.0.1
   becomes same-origin with flowmem in the browser's eyes, but its requests still
   carry that hostname in `Host`. A server bound to loopback answers only loopback
@@ -92,12 +95,26 @@ class BrowserGuard:
     def check_origin(self, headers: Headers) -> None:
         origin = headers.get("Origin")
         if origin is not None:
+            if self.same_origin(origin, headers.get("Host")):
+                return  # a page this server served (the inspector) calling its own server
             if origin.strip().lower().rstrip("/") not in self.allowed_origins:
                 raise Forbidden("requests from web pages are refused (Origin %r); allow an origin with "
                                 "--allowed-origins" % origin[:100])
             return
         if (headers.get("Sec-Fetch-Site") or "").strip().lower() in ("cross-site", "same-site"):
             raise Forbidden("requests from web pages are refused (Sec-Fetch-Site: cross-site)")
+
+    def same_origin(self, origin: str, host: Optional[str]) -> bool:
+        """Whether `origin` is this server's own as the request names it (`http(s)://` + its Host), for a
+        Host that cannot be rebound: a loopback name, an IP literal or a configured name. Under "any
+        name" (a public address, no names configured) a rebound name would be its own origin: not then."""
+        if not host:
+            return False
+        name = host_name(host)
+        if not (name in LOOPBACK_NAMES or name in self.allowed_hosts or _is_ip_literal(name)):
+            return False
+        scheme, sep, rest = origin.strip().lower().partition("://")
+        return bool(sep) and scheme in ("http", "https") and rest == host.strip().lower()
 
     @staticmethod
     def check_content_type(header: Optional[str]) -> None:
