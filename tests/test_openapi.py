@@ -8,6 +8,7 @@ documented schema.
 import html
 import json
 import re
+import unittest
 import urllib.parse
 
 from flowmem.http.openapi import OPERATIONS
@@ -79,6 +80,13 @@ class DocumentTest(OpenApiTestCase):
         self.assertEqual(documented, routed)
         self.assertEqual(set(OPERATIONS), {(r.method, r.template) for r in ROUTES})
         self.assertEqual(self.spec["openapi"], "3.1.0")
+
+    def test_an_independent_validator_finds_the_document_valid(self):
+        try:
+            from openapi_spec_validator import validate
+        except ImportError:
+            raise unittest.SkipTest("openapi-spec-validator not installed (pip install it)") from None
+        validate(self.spec)
 
     def test_every_path_parameter_and_query_parameter_is_declared(self):
         for route in ROUTES:
@@ -216,5 +224,4 @@ class InspectorRouteTest(OpenApiTestCase):
 
 
 if __name__ == "__main__":
-    import unittest
     unittest.main()
