@@ -117,6 +117,10 @@ class App:
             self.metrics.finished(self.router.template(path), response.status, time.perf_counter() - started)
         return response
 
+    def refused(self, path: str, status: int) -> None:
+        """Count a request the connection loop refused before App saw it (server.py, handler.py)."""
+        self.metrics.refused(self.router.template(path), status)
+
     def _answer(self, method: str, path: str, headers: Headers, body: bytes) -> Response:
         cors: List[Tuple[str, str]] = []
         try:

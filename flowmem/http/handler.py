@@ -100,6 +100,7 @@ class Handler(BaseHTTPRequestHandler):
         # http.server's own rejections (bad request line or version, bad headers) in the JSON error shape.
         self.close_connection = True
         self._send(json_response(code, {"detail": {"reason": message or http.HTTPStatus(code).phrase}}))
+        self.app.refused(self.path, code)
 
 
 def answer(request: Request, app: App, closing: bool, received: float,
@@ -109,20 +110,21 @@ def answer(request: Request, app: App, closing: bool, received: float,
     waited = time.perf_counter() - received
     try:
         if waited > request_timeout_s:
-            return _shed(request, waited), False
+            return _shed(request, app, waited), False
         return Handler(request, app, closing, received).respond()
     except Exception:  # a bug in the handler itself; App.handle catches its own
         log.exception("internal error while answering a request")
         return serialize(json_response(500, {"detail": {"reason": "internal error"}}), True), True
 
 
-def _shed(request: Request, waited: float) -> bytes:
+def _shed(request: Request, app: App, waited: float) -> bytes:
     """429 for a request that waited in its lane past the request timeout: under a flood, answers
     come back within about that time, as 429s the client retries, instead of after minutes."""
     error = Overloaded("the request waited %.0f s for a worker; retry shortly" % waited)
     words = request.head.split(b"\n", 1)[0].split()
-    log_request(words[0].decode("latin-1") if words else "-",
-                words[1].decode("latin-1") if len(words) > 1 else "-", error.status, time.perf_counter() - waited)
+    path = words[1].decode("latin-1") if len(words) > 1 else "-"
+    log_request(words[0].decode("latin-1") if words else "-", path, error.status, time.perf_counter() - waited)
+    app.refused(path, error.status)
     return serialize(error_response(error), False)
 
 

@@ -5,10 +5,11 @@ which any Prometheus-compatible scraper reads; nothing here depends on a client 
 
 Requests are labelled by their route TEMPLATE (`/users/{user_id}/messages`), never by
 the raw path: a label per user id would leak ids to whoever reads the metrics and grow
-without bound. A path no route fits is `unmatched`. What is counted is what App
-(api.py) answers: requests the connection loop refuses before a worker sees them
-(malformed framing, a body over the limit, 408, a full in-flight queue) are in the log
-only.
+without bound. A path no route fits (or a request line too garbled to have one) is
+`unmatched`. Requests App (api.py) answers are counted and timed; those the connection
+loop answers itself (malformed framing, a body over the limit, 408, too many in flight,
+one that waited in its lane too long) are counted by the route their request line names,
+not timed.
 
 Every update takes one lock (a few dict operations); `render()` copies under it, so a
 scrape sees one consistent state while workers keep counting.
@@ -70,6 +71,12 @@ class Metrics:
             counts[slot] += 1
             counts[-1] += seconds
 
+    def refused(self, template: Optional[str], status: int) -> None:
+        """A request the connection loop answered itself (malformed, too slow, too many): counted, not timed."""
+        route = template or UNMATCHED
+        with self._lock:
+            self._requests[(route, status)] = self._requests.get((route, status), 0) + 1
+
     def stored(self, adds: int, messages: int) -> None:
         """Adds acknowledged (or imported and newly stored) and the messages they hold."""
         with self._lock:
@@ -97,7 +104,8 @@ class Metrics:
             requests = sorted(self._requests.items())
             latency = sorted((route, list(counts)) for route, counts in self._latency.items())
             adds, messages = self._adds, self._messages
-        lines = ["# HELP flowmem_requests_total Requests answered, by route template and status.",
+        lines = ["# HELP flowmem_requests_total Requests answered (refusals of the connection loop too), by route "
+                 "template and status.",
                  "# TYPE flowmem_requests_total counter"]
         lines += ['flowmem_requests_total{route="%s",status="%d"} %d' % (escape(route), status, n)
                   for (route, status), n in requests]

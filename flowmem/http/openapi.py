@@ -181,6 +181,8 @@ def _parameters(route: Route) -> List[Dict[str, Any]]:
         schema, text = PARAMETERS[name]
         if route.action == "list_messages" and name == "session_id":
             text = "only this session's messages"
+        if route.action == "export" and name == "limit":
+            text = "Add bodies in a page (default 100)"
         out.append({"name": name, "in": "query", "required": False, "schema": schema, "description": text})
     return out
 

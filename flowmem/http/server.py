@@ -263,6 +263,7 @@ class Server:
         method = words[0].decode("latin-1") if words else "-"
         path = words[1].decode("latin-1") if len(words) > 1 else "-"
         log_request(method, path, error.status, time.perf_counter())
+        self.app.refused(path, error.status)
         before = len(conn.buffer)
         conn.buffer = bytearray()
         self._account(before, 0)
