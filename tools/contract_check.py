@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Independent black-box conformance checker for the Add/Search wire contract.
 
-Written only from shared/CONTRACT.md, never from the implementation, so that a
-misreading of the contract in the server cannot be mirrored here.
+Written only from the challenge's published contract (README.md, The contract), never
+from the implementation, so that a misreading of the contract in the server cannot be
+mirrored here.
 
 Usage:
     python tools/contract_check.py --endpoint http://127.0.0.1:8000 [--api-key KEY] [--verbose]
