@@ -232,8 +232,7 @@ def _search(memory: Memory, args: argparse.Namespace) -> None:
 
 
 def _delete_user(memory: Memory, args: argparse.Namespace) -> None:
-    deleted = memory.delete_user(args.user)
-    if not (deleted["deleted"] if isinstance(deleted, dict) else deleted):
+    if not memory.delete_user(args.user)["deleted"]:
         raise UsageError("no user %r in %s" % (args.user, memory.config.db))
     print("deleted user %r" % args.user)
 
