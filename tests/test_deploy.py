@@ -199,6 +199,11 @@ class ContainerfileTest(unittest.TestCase):
             self.assertTrue(os.path.exists(os.path.join(ROOT, shlex.split(args)[0])), args)
         self.assertNotIn("FLOWMEM_API_KEY", self.env)
 
+    def test_the_build_context_leaves_out_databases_locomo_data_and_compiled_files(self):
+        with open(os.path.join(ROOT, ".dockerignore"), encoding="utf-8") as f:
+            patterns = {line.strip() for line in f if line.strip() and not line.startswith("#")}
+        self.assertLessEqual({"*.db", "*.db-wal", "data/", "**/__pycache__", ".git"}, patterns)
+
     def test_its_healthcheck_passes_against_what_it_starts_and_fails_without_it(self):
         healthcheck = self.value("HEALTHCHECK")
         self.assertRegex(healthcheck, r"--interval=\S+ --timeout=\S+")
