@@ -27,6 +27,7 @@ from .cli_parser import Parser, UsageError, flag_name, settings_flags, settings_
 from .cli_portable import checked, export, import_records, read_records
 from .errors import BadRequest, FlowmemError
 from .http.run import serve
+from .mcp.stdio import run as run_mcp
 from .memory import Memory, init, reindex
 from .storage.settings import ViewSettings, flag_value
 from .validation import decode_json_object
@@ -83,7 +84,19 @@ def build_parser(show_all: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--user", help="user_id to describe")
     settings_flags(p, "stats", show_all)
     _add_database_commands(command, show_all)
+    _add_mcp_command(command, show_all)
     return parser
+
+
+MCP_DESCRIPTION = ("Speak the Model Context Protocol on stdin and stdout (JSON-RPC 2.0, one message a line) until "
+                   "stdin closes: tools add_memory, search_memory, list_memories, delete_memories. Creates the "
+                   "database if missing; logs go to stderr, never to stdout.")
+
+
+def _add_mcp_command(command: Callable[[str, str, str], argparse.ArgumentParser], show_all: bool) -> None:
+    """`mcp`: the memory served to an agent over the Model Context Protocol (flowmem/mcp/)."""
+    p = command("mcp", "serve the memory to an agent over MCP (stdio)", MCP_DESCRIPTION)
+    settings_flags(p, "mcp", show_all)
 
 
 def _add_database_commands(command: Callable[[str, str, str], argparse.ArgumentParser], show_all: bool) -> None:
@@ -285,6 +298,8 @@ def run(argv: Optional[Sequence[str]] = None) -> int:
         return 0
     if args.command == "import":  # read whole before the database is opened (or made): a bad file leaves none
         args.records = checked(*read_records(_read_input(args.file), numbered_bodies))
+    if args.command == "mcp":
+        return run_mcp(config)
     read_only, create = OPENING[args.command]
     memory = Memory(config, read_only=read_only, create=create)
     try:

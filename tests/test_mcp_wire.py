@@ -1,0 +1,267 @@
+"""`python -m flowmem mcp` spoken to on the wire: JSON-RPC 2.0, one message a line, over a child's stdin and stdout.
+
+Standard library only: each test starts the real command on a fresh database and
+writes the bytes an MCP client would (tests/test_mcp_sdk.py does the same with the
+official SDK as the client). Every line the server writes must be a JSON-RPC message.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+from typing import Any, Dict, List, Optional, Union
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LATEST = "2025-11-25"
+TIMEOUT_S = 60
+
+
+class McpProcess:
+    """`python -m flowmem mcp --db PATH` as a child process, with a line reader on its stdout."""
+
+    def __init__(self, db: str, log: str):
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("FLOWMEM_")}
+        environ.update(PYTHONPATH=ROOT, FLOWMEM_SYNCHRONOUS="NORMAL")
+        self.stderr = open(log, "w+b")
+        self.process = subprocess.Popen([sys.executable, "-m", "flowmem", "mcp", "--db", db], cwd=ROOT, env=environ,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr)
+        self.lines: "queue.Queue[bytes]" = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.next_id = 0
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put(b"")  # EOF
+
+    def send(self, message: Union[bytes, Dict[str, Any], List[Any]]) -> None:
+        data = message if isinstance(message, bytes) else json.dumps(message).encode("utf-8") + b"\n"
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
+
+    def receive(self) -> Any:
+        line = self.lines.get(timeout=TIMEOUT_S)
+        if not line:
+            raise AssertionError("the server closed its stdout; stderr:\n" + self.log())
+        return json.loads(line)
+
+    def request(self, method: str, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        self.next_id += 1
+        message: Dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        answer = self.receive()
+        assert answer.get("id") == self.next_id, answer
+        return answer
+
+    def call(self, tool: str, **arguments: Any) -> Dict[str, Any]:
+        """The result of tools/call (failing the test if it is a JSON-RPC error)."""
+        answer = self.request("tools/call", {"name": tool, "arguments": arguments})
+        assert "result" in answer, answer
+        return answer["result"]
+
+    def initialize(self, version: str = LATEST) -> Dict[str, Any]:
+        answer = self.request("initialize", {"protocolVersion": version, "capabilities": {},
+                                             "clientInfo": {"name": "wire-test", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return answer
+
+    def close(self) -> int:
+        """Close stdin (how an MCP client stops a stdio server) and return the exit status."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        return self.process.wait(timeout=TIMEOUT_S)
+
+    def log(self) -> str:
+        self.stderr.seek(0)
+        return self.stderr.read().decode("utf-8", "replace")
+
+
+class McpWireTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="flowmem-mcp-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.server = McpProcess(os.path.join(self.tmp, "memory.db"), os.path.join(self.tmp, "stderr.log"))
+        self.addCleanup(self._stop)
+
+    def _stop(self) -> None:
+        if self.server.process.poll() is None:
+            self.server.process.kill()
+            self.server.process.wait()
+        for stream in (self.server.process.stdin, self.server.process.stdout, self.server.stderr):
+            if stream is not None:
+                stream.close()
+
+    def assert_error(self, answer: Dict[str, Any], code: int, ident: Any) -> None:
+        self.assertEqual(answer["jsonrpc"], "2.0")
+        self.assertEqual(answer["id"], ident)
+        self.assertEqual(answer["error"]["code"], code, answer)
+        self.assertIsInstance(answer["error"]["message"], str)
+
+    def test_initialize_answers_the_revision_asked_for_and_names_flowmem(self):
+        result = self.server.initialize("2025-06-18")["result"]
+        self.assertEqual(result["protocolVersion"], "2025-06-18")
+        self.assertEqual(result["serverInfo"]["name"], "flowmem")
+        self.assertTrue(result["serverInfo"]["version"])
+        self.assertIn("tools", result["capabilities"])
+
+    def test_a_revision_flowmem_does_not_speak_is_answered_with_its_latest(self):
+        for asked in ("2099-01-01", "2026-07-28"):
+            with self.subTest(asked=asked):
+                self.assertEqual(self.server.initialize(asked)["result"]["protocolVersion"], LATEST)
+
+    def test_every_tool_is_listed_with_an_input_and_an_output_schema(self):
+        self.server.initialize()
+        tools = {t["name"]: t for t in self.server.request("tools/list")["result"]["tools"]}
+        self.assertEqual(sorted(tools), ["add_memory", "delete_memories", "list_memories", "search_memory"])
+        for name, tool in tools.items():
+            with self.subTest(tool=name):
+                self.assertTrue(tool["description"])
+                for schema in (tool["inputSchema"], tool["outputSchema"]):
+                    self.assertEqual(schema["type"], "object")
+                    self.assertEqual(schema["$schema"], "https://json-schema.org/draft/2020-12/schema")
+                self.assertIn("user_id", tool["inputSchema"]["required"])
+
+    def test_a_memory_added_is_found_listed_and_deleted(self):
+        self.server.initialize()
+        added = self.server.call("add_memory", user_id="alice", session_id="s1", messages=[
+            {"role": "user", "content": "Dana: I adopted a beagle named Max", "timestamp": 1683554160000},
+            {"role": "assistant", "content": "Priya: What a lovely dog!", "timestamp": 1683554160000}])
+        self.assertFalse(added["isError"])
+        self.assertEqual(added["structuredContent"]["success"], True)
+        self.assertEqual(json.loads(added["content"][0]["text"]), added["structuredContent"])
+        self.server.call("add_memory", user_id="alice", session_id="s2", content="I moved to Lisbon", role="user")
+
+        found = self.server.call("search_memory", user_id="alice", query="What is the name of Dana's beagle?")
+        items = found["structuredContent"]["data"]
+        self.assertIn("beagle named Max", items[0]["content"])
+
+        listed = self.server.call("list_memories", user_id="alice", limit=2)["structuredContent"]
+        self.assertEqual([m["content"] for m in listed["data"]],
+                         ["Dana: I adopted a beagle named Max", "Priya: What a lovely dog!"])
+        rest = self.server.call("list_memories", user_id="alice", cursor=listed["next_cursor"])["structuredContent"]
+        self.assertEqual([m["content"] for m in rest["data"]], ["I moved to Lisbon"])
+
+        deleted = self.server.call("delete_memories", user_id="alice", session_id="s1")["structuredContent"]
+        self.assertEqual((deleted["deleted"], deleted["messages"]), (True, 2))
+        left = self.server.call("list_memories", user_id="alice")["structuredContent"]["data"]
+        self.assertEqual([m["session_id"] for m in left], ["s2"])
+        refused = self.server.call("delete_memories", user_id="alice")
+        self.assertTrue(refused["isError"])
+        self.assertIn("all_sessions", refused["content"][0]["text"])
+        gone = self.server.call("delete_memories", user_id="alice", all_sessions=True)["structuredContent"]
+        self.assertTrue(gone["deleted"])
+        self.assertEqual(self.server.call("list_memories", user_id="alice")["structuredContent"]["data"], [])
+
+    def test_an_add_retried_without_a_request_id_is_stored_once(self):
+        self.server.initialize()
+        first = self.server.call("add_memory", user_id="bob", session_id="s", content="I like green tea")
+        again = self.server.call("add_memory", user_id="bob", session_id="s", content="I like green tea")
+        self.assertEqual(first["structuredContent"]["request_id"], again["structuredContent"]["request_id"])
+        other = self.server.call("add_memory", user_id="bob", session_id="s", content="I like green tea",
+                                 request_id="said-twice")
+        self.assertEqual(other["structuredContent"]["request_id"], "said-twice")
+        listed = self.server.call("list_memories", user_id="bob")["structuredContent"]["data"]
+        self.assertEqual(len(listed), 2)
+
+    def test_a_bad_argument_is_a_tool_error_the_model_can_read(self):
+        self.server.initialize()
+        cases = [
+            ({"user_id": "a", "session_id": "s", "messages": [{"role": "user", "content": 5}]},
+             "messages[0].content must be a string"),
+            ({"user_id": "a", "session_id": "s", "content": "x", "messages": [{"role": "user", "content": "y"}]},
+             "content"),
+            ({"user_id": "a", "session_id": "s"}, "messages or content"),
+            ({"userId": "a", "session_id": "s", "content": "x"}, "userId"),
+            ({"user_id": "a", "session_id": "s", "content": "x", "timestamp": 1717236000}, "looks like Unix seconds"),
+            ({"user_id": "a\u0000", "session_id": "s", "content": "x"}, "control characters"),
+        ]
+        for arguments, words in cases:
+            with self.subTest(arguments=arguments):
+                result = self.server.request("tools/call", {"name": "add_memory", "arguments": arguments})["result"]
+                self.assertTrue(result["isError"])
+                self.assertNotIn("structuredContent", result)
+                self.assertIn(words, result["content"][0]["text"])
+        result = self.server.call("search_memory", user_id="a", query="x", top_k=-1)
+        self.assertTrue(result["isError"])
+        self.assertIn("top_k", result["content"][0]["text"])
+
+    def test_an_unknown_tool_or_malformed_call_is_invalid_params(self):
+        self.server.initialize()
+        self.assert_error(self.server.request("tools/call", {"name": "forget_everything", "arguments": {}}),
+                          -32602, 2)
+        self.assert_error(self.server.request("tools/call", {"arguments": {}}), -32602, 3)
+        self.assert_error(self.server.request("tools/call", {"name": "add_memory", "arguments": [1]}), -32602, 4)
+        self.assert_error(self.server.request("initialize", {"capabilities": {}}), -32602, 5)
+
+    def test_malformed_json_gets_a_parse_error_and_the_server_carries_on(self):
+        for line in (b"{not json\n", b'{"jsonrpc": "2.0", "id": 1, "method": "ping"\n', b"\xff\xfe\n", b"NaN\n"):
+            with self.subTest(line=line):
+                self.server.send(line)
+                self.assert_error(self.server.receive(), -32700, None)
+        self.assertEqual(self.server.request("ping")["result"], {})
+
+    def test_a_message_that_is_no_request_gets_invalid_request(self):
+        cases = [([1, 2], None), ({"id": 7, "method": "ping"}, 7),
+                 ({"jsonrpc": "1.0", "id": 8, "method": "ping"}, 8), ({"jsonrpc": "2.0", "id": 9, "method": 5}, 9),
+                 ({"jsonrpc": "2.0", "id": True, "method": "ping"}, None),
+                 ({"jsonrpc": "2.0", "id": None, "method": "ping"}, None), ([], None)]
+        for message, ident in cases:
+            with self.subTest(message=message):
+                self.server.send(message)
+                answer = self.server.receive()
+                if isinstance(message, list) and message:
+                    self.assertEqual(len(answer), len(message))  # a batch: one answer per member
+                    answer = answer[0]
+                self.assert_error(answer, -32600, ident)
+
+    def test_an_unknown_method_gets_method_not_found(self):
+        self.server.initialize()
+        for method in ("resources/list", "server/discover", "tools/delete"):
+            with self.subTest(method=method):
+                self.assert_error(self.server.request(method, {}), -32601, self.server.next_id)
+
+    def test_a_notification_gets_no_answer_known_or_not(self):
+        for method in ("notifications/initialized", "notifications/cancelled", "no/such/method"):
+            self.server.send({"jsonrpc": "2.0", "method": method, "params": {"requestId": 1}})
+        self.server.send({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "nope"}})
+        self.server.send({"jsonrpc": "2.0", "id": 99, "result": {}})  # a response: this server asked nothing
+        self.assertEqual(self.server.request("ping"), {"jsonrpc": "2.0", "id": 1, "result": {}})
+
+    def test_a_batch_is_answered_member_by_member_without_its_notifications(self):
+        self.server.send([{"jsonrpc": "2.0", "id": "a", "method": "ping"},
+                          {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                          {"jsonrpc": "2.0", "id": "b", "method": "nope"}])
+        answer = self.server.receive()
+        self.assertEqual([a["id"] for a in answer], ["a", "b"])
+        self.assertEqual(answer[1]["error"]["code"], -32601)
+
+    def test_end_of_input_ends_the_process_cleanly_with_nothing_but_messages_on_stdout(self):
+        self.server.initialize()
+        self.server.call("add_memory", user_id="u", session_id="s", content="text with a\nnewline and \u2028 in it")
+        self.server.send(b"\n   \n")  # blank lines are no messages
+        self.assertEqual(self.server.close(), 0)
+        self.assertEqual(self.server.lines.get(timeout=TIMEOUT_S), b"")  # nothing more was written
+        self.assertNotIn("Traceback", self.server.log())
+
+    @unittest.skipIf(sys.platform == "win32", "no SIGTERM on Windows")
+    def test_sigterm_ends_the_process_cleanly(self):
+        self.server.initialize()
+        self.server.process.send_signal(signal.SIGTERM)
+        self.assertEqual(self.server.process.wait(timeout=TIMEOUT_S), 0)
+        self.assertNotIn("Traceback", self.server.log())
+
+
+if __name__ == "__main__":
+    unittest.main()
