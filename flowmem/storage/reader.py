@@ -39,12 +39,18 @@ class Reader:
         self._held: Dict[int, Optional[HeldPostings]] = {}
         self._statistics: Dict[int, Dict[str, Tuple[int, int]]] = {}
 
-    def session(self, view: "ViewRow") -> SessionData:
-        """Every message's features and every window and segment of the session `view` belongs to."""
+    def session(self, view: "ViewRow", counted: bool = True) -> SessionData:
+        """Every message's features and every window and segment of the session `view` belongs to.
+
+        counted=False: not counted among the sessions read (sessions_read()), for a look at its
+        messages' roles and times only (a search filter's: retrieval/filters.py).
+        """
         data = self._sessions.get(view.session_key)
         if data is None:
-            data = self._sessions[view.session_key] = self.cache.get_session(
+            data = self.cache.get_session(
                 view.session_key, view.session_messages, lambda: self._load_session(view), self._generation)
+            if counted:
+                self._sessions[view.session_key] = data
         return data
 
     def _load_session(self, view: "ViewRow") -> SessionData:
@@ -215,23 +221,29 @@ class Reader:
             self.conn, "v.session_key = ? AND v.last_seq >= ? AND v.first_seq <= ? AND v.kind != ?",
             (session_key, first, last, MESSAGE)))
 
-    def latest_message_views(self, user_key: int, limit: int) -> List[ViewRow]:
+    def latest_message_views(self, user_key: int, limit: int, session_id: Optional[str] = None,
+                             since_ms: Optional[int] = None, until_ms: Optional[int] = None,
+                             role: Optional[str] = None) -> List[ViewRow]:
         """The user's last `limit` messages (as message views), newest first: the latest session's
         from its end, then the session before it, and so on.
 
         A session's time is its last message's timestamp (sessions without one come after
-        those with one, newest added first). Reads only this user's sessions.
+        those with one, newest added first). Reads only this user's sessions. Only the
+        messages of session `session_id`, timestamped from `since_ms` on and before
+        `until_ms` and of `role`, for those given (a search's filters: retrieval/filters.py).
         """
         sessions = self.conn.execute(
             "SELECT s.session_key FROM sessions s JOIN messages m ON m.session_key = s.session_key"
-            " AND m.seq = s.n_messages WHERE s.user_key = ?"
-            " ORDER BY m.timestamp_ms IS NULL, m.timestamp_ms DESC, s.session_key DESC", (user_key,)).fetchall()
+            " AND m.seq = s.n_messages WHERE s.user_key = ?" + ("" if session_id is None else " AND s.session_id = ?") +
+            " ORDER BY m.timestamp_ms IS NULL, m.timestamp_ms DESC, s.session_key DESC",
+            (user_key,) if session_id is None else (user_key, session_id)).fetchall()
+        kept, params = _message_conditions(since_ms, until_ms, role)
+        where = "v.session_key = ? AND v.kind = ?%s ORDER BY v.last_seq DESC LIMIT ?" % kept
         out: List[ViewRow] = []
         for (session_key,) in sessions:
             if len(out) >= limit:
                 break
-            out.extend(view_rows(self.conn, "v.session_key = ? AND v.kind = ? ORDER BY v.last_seq DESC LIMIT ?",
-                                 (session_key, MESSAGE, limit - len(out))))
+            out.extend(view_rows(self.conn, where, (session_key, MESSAGE, *params, limit - len(out))))
         return out
 
     def message_row(self, session_key: int, seq: int) -> MessageRow:
@@ -274,3 +286,19 @@ class Reader:
             "indexed_tokens": sum(total for _, total in per_kind.values()),
             "requests": c.execute("SELECT count(*) FROM requests WHERE user_key = ?", (user_key,)).fetchone()[0],
         }
+
+
+def _message_conditions(since_ms: Optional[int], until_ms: Optional[int],
+                        role: Optional[str]) -> Tuple[str, List[object]]:
+    """The SQL (after a view's other conditions) and parameters that keep the message views whose
+    message is timestamped from `since_ms` on and before `until_ms` and has `role` (those not None)."""
+    tests: List[str] = []
+    params: List[object] = []
+    for test, value in (("m.timestamp_ms >= ?", since_ms), ("m.timestamp_ms < ?", until_ms), ("m.role = ?", role)):
+        if value is not None:
+            tests.append(test)
+            params.append(value)
+    if not tests:
+        return "", []
+    return (" AND EXISTS (SELECT 1 FROM messages m WHERE m.session_key = v.session_key AND m.seq = v.first_seq"
+            " AND %s)" % " AND ".join(tests)), params
