@@ -11,7 +11,10 @@
 3. Windows and segments around the best `context_size` messages, scored by BM25
    from their messages' term counts (context.py).
 
-Every BM25 uses the user's own statistics and idf per view kind.
+Every BM25 uses the user's own statistics and idf per view kind. Under a search's
+filter (filters.py) only the messages it passes enter the pool, at each of these
+steps and the bridges' and the question period's, before any bound counts them; the
+statistics stay the user's all the same (build() says why).
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from ..storage.rows import ViewRow
 from ..storage.views import KINDS, MESSAGE
 from ..text.period import index_tokens
 from . import bm25, bridges, context
+from .filters import DocFilter
 from .query import Query
 
 Key = Tuple[int, int]  # (session_key, position in session)
@@ -111,23 +115,34 @@ class _Scorer:
         return bm25.weighted_scores(present, weights, tf, lengths, n_docs, total, self.limits.k1, self.limits.b)
 
 
-def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
-    """The pool for `query` in the memory of the user with key `user_key`."""
+def build(reader: Reader, user_key: int, query: Query, limits: Limits, keep: Optional[DocFilter] = None) -> Pool:
+    """The pool for `query` in the memory of the user with key `user_key`.
+
+    keep: the search's filter (filters.py), None for none: only the messages it passes
+    become candidates, and only the windows and segments all of whose messages pass.
+    """
+    # Under a filter, BM25 keeps the user's statistics (idf and average lengths of all their
+    # messages), not the passing messages': a message then scores the same with or without a
+    # filter, and the filtered statistics would need every posting of every word read again.
     scorer = _Scorer(reader, user_key, limits)
     wanted = list(dict.fromkeys(query.terms + [t for option in query.options for t in option]))
     scorer.need(wanted)
     tf = reader.term_frequencies(user_key, _affordable(wanted, scorer, limits))
+    if keep is not None:
+        tf = keep.term_frequencies(tf)
     kept = _bound(tf, {t: scorer.idf(MESSAGE, t) for t in tf}, limits, limits.pool_size)
     if not kept:
         # Nothing said matches; a question that names a speaker still gets their latest messages.
         spoken = {doc for _, doc in reader.postings(user_key, fts.SPEAKER, query.terms)}
-        kept = sorted(spoken, reverse=True)[: limits.pool_size]
+        kept = sorted(spoken if keep is None else keep.passing(spoken), reverse=True)[: limits.pool_size]
     found = reader.message_views(user_key, kept)
     tf = _restrict(tf, found)
     lengths = {d: v.length for d, v in found.items()}
     option_scores = [scorer.score(option, MESSAGE, tf, lengths, {}) for option in query.options]
     related_bridge, typo_bridge = _bridges(reader, user_key, query, scorer, limits)
     related, typo = bridges.doc_weights(related_bridge), bridges.doc_weights(typo_bridge)
+    if keep is not None:
+        related, typo = keep.per_doc(related), keep.per_doc(typo)
     found.update(reader.message_views(user_key, bridges.bridge_docs([related, typo], found, bridges.MAX_BRIDGE_DOCS)))
     absent = [t for t in query.terms if not scorer.df[(MESSAGE, t)]]
     scale = bridges.stand_ins(query, absent, related_bridge, limits.related_share) if absent else {}
@@ -135,38 +150,53 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits) -> Pool:
         tf[term] = {d: c for d, c in per_doc.items() if d in found}
     terms = list(query.terms) + sorted(scale)
     scores = scorer.score(terms, MESSAGE, tf, {d: v.length for d, v in found.items()}, scale)
-
-    feedback_words = _feedback_words(reader, found, scores, set(wanted), limits)
-    feedback_docs: Dict[int, float] = {}
-    if feedback_words:
-        extra_tf = _feedback_postings(reader, user_key, feedback_words, limits)
-        room = max(0, limits.pool_size - len(found))
-        extra = [d for d in _bound(extra_tf, feedback_words, limits, room + len(found)) if d not in found][:room]
-        found.update(reader.message_views(user_key, extra))
-        for t, per_doc in extra_tf.items():
-            for d in per_doc:
-                if d in found:
-                    feedback_docs[d] = feedback_docs.get(d, 0.0) + feedback_words[t]
-        tf.update({t: {d: c for d, c in per_doc.items() if d in found} for t, per_doc in extra_tf.items()
-                   if t not in tf})
-
-    found.update(reader.message_views(user_key, _period_docs(reader, user_key, query, scorer, limits, found)))
-    nearby = context.around(reader, found, scores, limits.context_size)
+    feedback_docs = _feedback(reader, user_key, found, scores, tf, set(wanted), limits, keep)
+    found.update(reader.message_views(user_key, _period_docs(reader, user_key, query, scorer, limits, found, keep)))
+    nearby = context.around(reader, found, scores, limits.context_size, None if keep is None else keep.view_passes)
     scores.update(context.scores(reader, scorer.score, query.terms, tf, found, nearby))
     pool_views = dict(found)
     pool_views.update(nearby)
     matched = sorted((v.session_key, v.first) for v in found.values())
     messages = _messages(reader, pool_views, set(matched))
-    feedback = _keyed(feedback_docs, found)
     idf = {t: scorer.idf(MESSAGE, t) for t in wanted if scorer.df[(MESSAGE, t)]}
+    return Pool(messages, pool_views, scores, option_scores, idf, _keyed(feedback_docs, found), matched,
+                _hits(wanted, tf, found), best_per_message(scores, pool_views), _keyed(related, found),
+                _keyed(typo, found))
+
+
+def _feedback(reader: Reader, user_key: int, found: Dict[int, ViewRow], scores: Mapping[int, float],
+              tf: Dict[str, Dict[int, int]], asked: Set[str], limits: Limits,
+              keep: Optional[DocFilter]) -> Dict[int, float]:
+    """Pseudo-relevance feedback: the messages holding the feedback words join `found` (their counts
+    join `tf`); returns each message's summed weight of the feedback words it holds."""
+    feedback_words = _feedback_words(reader, found, scores, asked, limits)
+    feedback_docs: Dict[int, float] = {}
+    if not feedback_words:
+        return feedback_docs
+    extra_tf = _feedback_postings(reader, user_key, feedback_words, limits)
+    if keep is not None:
+        extra_tf = keep.term_frequencies(extra_tf)
+    room = max(0, limits.pool_size - len(found))
+    extra = [d for d in _bound(extra_tf, feedback_words, limits, room + len(found)) if d not in found][:room]
+    found.update(reader.message_views(user_key, extra))
+    for t, per_doc in extra_tf.items():
+        for d in per_doc:
+            if d in found:
+                feedback_docs[d] = feedback_docs.get(d, 0.0) + feedback_words[t]
+    tf.update({t: {d: c for d, c in per_doc.items() if d in found} for t, per_doc in extra_tf.items()
+               if t not in tf})
+    return feedback_docs
+
+
+def _hits(wanted: Sequence[str], tf: Mapping[str, Mapping[int, int]],
+          found: Mapping[int, ViewRow]) -> Dict[Key, frozenset]:
+    """Each pool message's question and option terms."""
     holds: Dict[Key, Set[str]] = {}
     for t in wanted:
         for d in tf.get(t, {}):
             if d in found:
                 holds.setdefault((found[d].session_key, found[d].first), set()).add(t)
-    hits = {key: frozenset(terms) for key, terms in holds.items()}
-    return Pool(messages, pool_views, scores, option_scores, idf, feedback, matched, hits,
-                best_per_message(scores, pool_views), _keyed(related, found), _keyed(typo, found))
+    return {key: frozenset(terms) for key, terms in holds.items()}
 
 
 def _keyed(per_doc: Mapping[int, float], found: Mapping[int, ViewRow]) -> Dict[Key, float]:
@@ -232,7 +262,7 @@ def _affordable(terms: Sequence[str], scorer: _Scorer, limits: Limits) -> List[s
 
 
 def _period_docs(reader: Reader, user_key: int, query: Query, scorer: _Scorer, limits: Limits,
-                 found: Mapping[int, ViewRow]) -> List[int]:
+                 found: Mapping[int, ViewRow], keep: Optional[DocFilter]) -> List[int]:
     """Messages said (or naming a day) inside the question's periods that are not in the pool yet.
 
     At most `period_size`, and no more than the pool has room for; the postings read
@@ -248,6 +278,8 @@ def _period_docs(reader: Reader, user_key: int, query: Query, scorer: _Scorer, l
     for _, doc in reader.postings(user_key, MESSAGE, _affordable(tokens, scorer, limits)):
         if doc not in found:
             counts[doc] = counts.get(doc, 0) + 1
+    if keep is not None:
+        counts = keep.per_doc(counts)
     return heapq.nsmallest(room, counts, key=lambda d: (-counts[d], d))
 
 

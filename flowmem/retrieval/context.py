@@ -8,11 +8,12 @@ session cache's views_at (session_cache.py): no SQL.
 
 A window's or segment's term counts are the sums of its messages' (its indexed text is
 theirs), so its BM25 needs no postings of its own (scores()): just its length and the
-kind's document frequencies, which the index keeps per user and kind.
+kind's document frequencies, which the index keeps per user and kind. Under a search
+filter (filters.py) the views holding a message outside it are left out.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Mapping, Sequence
+from typing import Callable, Dict, List, Mapping, Optional, Sequence
 
 from ..storage.reader import Reader
 from ..storage.rows import ViewRow
@@ -24,15 +25,20 @@ Score = Callable[[Sequence[str], str, Mapping[str, Mapping[int, int]], Mapping[i
                  Dict[int, float]]
 
 
-def around(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, float],
-           size: int) -> Dict[int, ViewRow]:
-    """The windows and segments around the best `size` messages of `found` (by `scores`, then doc id)."""
+def around(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, float], size: int,
+           keep: Optional[Callable[[ViewRow], bool]] = None) -> Dict[int, ViewRow]:
+    """The windows and segments around the best `size` messages of `found` (by `scores`, then doc id).
+
+    keep: a search's filter (filters.py): a window or segment it refuses, one holding a
+    message outside the filter, is not used, though its message in `found` passes.
+    """
     best = sorted(found, key=lambda d: (-scores.get(d, 0.0), d))[:size]
     context: Dict[int, ViewRow] = {}
     for d in best:
         v = found[d]
         for view in reader.session(v).views_at.get(v.first, ()):
-            context[view.doc_id] = view
+            if keep is None or keep(view):
+                context[view.doc_id] = view
     return context
 
 

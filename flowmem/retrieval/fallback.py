@@ -4,16 +4,18 @@ A user with memories who asks a question that none of their messages matches (no
 word of it, no related word, no speaker it names; or a question of stopwords alone)
 would get an empty list, and the answering model no context at all. The evidence
 that is left to justify is what was said last: the latest session from its end
-backwards, then the session before it. Those items score 0 and carry
-`signals: {"fallback": "latest_session"}`, so a caller can tell them from matches and
-drop them if it would rather have nothing.
+backwards, then the session before it. Under a search's filters, the latest messages
+that pass them (filters.py): a filter that no message passes gives an empty list. Those
+items score 0 and carry `signals: {"fallback": "latest_session"}`, so a caller can tell
+them from matches and drop them if it would rather have nothing.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from ..storage.reader import Reader
 from ..storage.views import MESSAGE
+from .filters import DocFilter
 from .items import Session, result_item
 from .ranking import Ranking
 from .selection import Pick
@@ -22,14 +24,17 @@ FALLBACK = "fallback"  # what a fallback item's `signals` report, with its kind
 LATEST_SESSION = "latest_session"
 
 
-def latest_items(reader: Reader, user_key: int, top_k: int, ranking: Ranking) -> List[Dict[str, Any]]:
+def latest_items(reader: Reader, user_key: int, top_k: int, ranking: Ranking,
+                 keep: Optional[DocFilter] = None) -> List[Dict[str, Any]]:
     """The user's last `top_k` messages as items, newest first, marked as a fallback.
 
-    Identical contents appear once, as in every result.
+    keep: the search's filter (filters.py): the last `top_k` messages that pass it, and
+    none if none does. Identical contents appear once, as in every result.
     """
     items: List[Dict[str, Any]] = []
     seen_contents = set()
-    for view in reader.latest_message_views(user_key, top_k):
+    views = reader.latest_message_views(user_key, top_k) if keep is None else keep.latest_message_views(top_k)
+    for view in views:
         reader.session(view)  # brings the session's rows into this reader
         row = reader.message_row(view.session_key, view.first)
         pick = Pick(MESSAGE, view.session_key, view.first, view.last, 0.0, (view.session_key, view.first))

@@ -8,7 +8,8 @@ one code path:
    phrases, numbers, dates, intent. The candidate pool is built: the user's messages
    holding a question, option or feedback word, with BM25 of each message and of the
    windows and segments around it, over the user's own statistics (candidates.py,
-   bm25.py, fts.py). Every signal's scores over the pool are computed (signals.py).
+   context.py, bm25.py, fts.py); under a search's filters, of the messages that pass
+   them only (filters.py). Every signal's scores over the pool are computed (signals.py).
 2. ranked_items(): from a prepared question and a Ranking to the final items, in
    order. The signals are fused by weighted reciprocal rank (fusion.py): the head for
    precision, the tail with its own weights for recall; then the guarded state-update
@@ -38,6 +39,7 @@ from ..storage.store import Store
 from ..text.period import may_name_period
 from . import fallback, signals, state_update
 from .candidates import Key, Limits, Pool, build
+from .filters import DocFilter, Filters
 from .fusion import competition_ranks, fuse
 from .items import Session, result_item
 from .query import Query, analyze, scoped
@@ -72,33 +74,37 @@ class Ordered(NamedTuple):
 
 
 def search(store: Store, user_id: str, question: str, top_k: int, options: Sequence[str],
-           ranking: Ranking) -> List[Dict[str, Any]]:
+           ranking: Ranking, filters: Optional[Filters] = None) -> List[Dict[str, Any]]:
     """The `top_k` best evidence items of `user_id`'s memory for `question`, ranked as `ranking` says.
 
-    options: the question's answer options (each gets a signal of its own). One read
-    snapshot: prepare(), then ranked_items(); when nothing matches, the user's latest
-    messages, marked as such (fallback.py): a user with memories never gets an empty list.
+    options: the question's answer options (each gets a signal of its own); filters: the
+    messages the search keeps to (filters.py), None for all. One read snapshot:
+    prepare(), then ranked_items(); when nothing matches, the user's latest messages
+    (that pass the filters), marked as such (fallback.py): a user with memories never
+    gets an empty list, unless no message of theirs passes the filters.
     """
     if top_k <= 0:
         return []
     with store.reading() as reader:
-        prepared = prepare(reader, user_id, question, options, ranking)
+        prepared = prepare(reader, user_id, question, options, ranking, filters)
         items = [] if prepared is None else ranked_items(prepared, ranking, top_k)
         if not items:  # nothing matched: a user with memories still gets the latest (fallback.py)
             user_key = reader.user_key(user_id)
             if user_key is not None:
-                items = fallback.latest_items(reader, user_key, top_k, ranking)
+                keep = None if filters is None else DocFilter(reader, user_key, filters)
+                items = fallback.latest_items(reader, user_key, top_k, ranking, keep)
         return items
 
 
 def prepare(reader: Reader, user_id: str, question: str, options: Sequence[str],
-            ranking: Ranking) -> Optional[Prepared]:
+            ranking: Ranking, filters: Optional[Filters] = None) -> Optional[Prepared]:
     """Everything search reads for `question` in `user_id`'s memory; None when nothing can match.
 
     reader: the snapshot searched. The question is read with that snapshot's index
     settings, not those `ranking` was made with: another process may have rebuilt the
-    index since. ranking: its limits bound the candidate pool. None when the question
-    has no terms or the user is unknown.
+    index since. ranking: its limits bound the candidate pool. filters: only the messages
+    they pass are candidates (filters.py). None when the question has no terms or the
+    user is unknown.
     """
     index = reader.settings
     query = analyze(question, options, index.stem, index.resolve_times)
@@ -109,17 +115,19 @@ def prepare(reader: Reader, user_id: str, question: str, options: Sequence[str],
         return None
     if index.resolve_times and may_name_period(question):
         query = scoped(query, reader.memory_days(user_key))
-    pool = candidate_pool(reader, user_key, query, ranking)
+    keep = None if filters is None else DocFilter(reader, user_key, filters)
+    pool = candidate_pool(reader, user_key, query, ranking, keep)
     return Prepared(query, pool, signal_scores(query, pool), lambda key: reader.message_row(*key))
 
 
-def candidate_pool(reader: Reader, user_key: int, query: Query, ranking: Ranking) -> Pool:
-    """The candidate pool (candidates.py) under this ranking's limits."""
+def candidate_pool(reader: Reader, user_key: int, query: Query, ranking: Ranking,
+                   keep: Optional[DocFilter] = None) -> Pool:
+    """The candidate pool (candidates.py) under this ranking's limits, of the messages `keep` passes (all if None)."""
     limits = Limits(k1=ranking.k1, b=ranking.b, pool_size=ranking.pool_size, context_size=ranking.context_size,
                     feedback_docs=ranking.feedback_docs, feedback_terms=ranking.feedback_terms,
                     postings_budget=ranking.postings_budget, period_size=ranking.period_size,
                     related_share=ranking.related_share)
-    return build(reader, user_key, query, limits)
+    return build(reader, user_key, query, limits, keep)
 
 
 def signal_scores(query: Query, pool: Pool) -> Dict[str, Dict[Key, float]]:
