@@ -134,11 +134,12 @@ class Memory:
         }
 
     def search(self, body: Mapping[str, Any]) -> Dict[str, Any]:
-        """Answer a Search body (contract: query, user_id, top_k, optional options) with `{"data": [...]}`."""
+        """Answer a Search body (contract: query, user_id, top_k, optional options; optional filters:
+        session_id, since, until, role, retrieval/filters.py) with `{"data": [...]}`."""
         request = parse_search(body, self.config.top_k_cap)
         with collector_paused(self.config.pause_gc):
             return {"data": search(self.store, request.user_id, request.query, request.top_k, request.options,
-                                   self._ranking)}
+                                   self._ranking, request.filters)}
 
     def health(self) -> Dict[str, Any]:
         """Status, versions and schema; never any memory content."""

@@ -5,7 +5,8 @@ contract's 400). It is here, in the service, not in the HTTP layer, because the 
 API and the CLI (files of Add bodies) both read bodies and must read them alike.
 Parsers take the decoded JSON object and return plain, typed requests, or raise
 InvalidField naming the field the way the contract does (`messages[2].content`).
-Unknown fields are ignored, as the contract requires.
+Unknown fields are ignored, as the contract requires (but not unknown keys of a
+Search's `filters`, which the contract does not have: _filters() says why).
 
 Beyond the JSON types, three rules protect what is stored and what a search costs:
 
@@ -32,6 +33,7 @@ import re
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional
 
 from .errors import BadRequest, InvalidField
+from .retrieval.filters import Filters
 from .storage.rows import NewMessage
 
 # Unix milliseconds below 10^11 are before 1973-03-03T09:46:40Z. No conversation
@@ -98,6 +100,7 @@ class SearchRequest(NamedTuple):
     user_id: str
     top_k: int
     options: List[str]
+    filters: Optional[Filters] = None  # None: every message of the user's is a candidate
 
 
 def _text(value: Any, field: str, blank_ok: bool = False) -> str:
@@ -216,7 +219,8 @@ def parse_search(body: Mapping[str, Any], top_k_cap: int) -> SearchRequest:
     """Validate a Search body; `top_k` above `top_k_cap` is clamped, never an error.
 
     The query is cut to MAX_QUERY_CHARS and the options to the first MAX_OPTIONS,
-    each to MAX_OPTION_CHARS: what lies beyond is ignored, never an error.
+    each to MAX_OPTION_CHARS: what lies beyond is ignored, never an error. `filters`
+    is read by _filters().
     """
     query = clip(_text(body.get("query"), "query"), MAX_QUERY_CHARS)
     user_id = _id(body.get("user_id"), "user_id")
@@ -233,7 +237,37 @@ def parse_search(body: Mapping[str, Any], top_k_cap: int) -> SearchRequest:
         # Every entry is checked (a malformed one is an error wherever it is); only the first are kept.
         options = [_text(o, "options[%d]" % i, blank_ok=True) for i, o in enumerate(raw)]
         options = [clip(o, MAX_OPTION_CHARS) for o in options[:MAX_OPTIONS]]
-    return SearchRequest(query, user_id, min(top_k, top_k_cap), options)
+    return SearchRequest(query, user_id, min(top_k, top_k_cap), options, _filters(body.get("filters")))
+
+
+_FILTER_KEYS = ("session_id", "since", "until", "role")
+
+
+def _filters(raw: Any) -> Optional[Filters]:
+    """A Search's `filters` object (retrieval/filters.py); None when absent, null or empty.
+
+    Unlike the body's, its unknown keys are refused: a misspelt filter ignored would
+    widen the search the caller meant to narrow. A null value is an absent filter.
+    """
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise InvalidField("filters", "must be an object, got %s" % _json_type(raw))
+    for key in raw:
+        if key not in _FILTER_KEYS:
+            raise InvalidField("filters.%s" % key, "is not a filter; the filters are %s" % ", ".join(_FILTER_KEYS))
+    given = {key: value for key, value in raw.items() if value is not None}
+    if not given:
+        return None
+    # Times as the listing calls read them (parse_time()): ISO-8601, UTC unless an offset is named, or Unix ms.
+    since = parse_time(given.get("since"), "filters.since")
+    until = parse_time(given.get("until"), "filters.until")
+    if since is not None and until is not None and since >= until:
+        raise InvalidField("filters.until", "must be later than filters.since (until is exclusive: since %s and "
+                           "until %s keep nothing)" % (_iso(since), _iso(until)))
+    session_id = _id(given["session_id"], "filters.session_id") if "session_id" in given else None
+    role = _text(given["role"], "filters.role") if "role" in given else None
+    return Filters(session_id, since, until, role)
 
 
 # -- the listing calls' parameters (Memory.list_*; HTTP passes query strings, so digits may come as text) --
