@@ -44,6 +44,12 @@ class SameAnswersTest(ClientTestCase):
                                "r%d" % i, timestamp=T0 + i * DAY_MS))
         search = {"query": "kayak trip", "user_id": ODD_USER, "top_k": 5}
         self.assertEqual(self.client.search(search), self.memory.search(search))
+        filtered = dict(search, filters={"session_id": "s/1", "since": T0 + DAY_MS, "role": "user"})
+        self.assertEqual(self.client.search(filtered), self.memory.search(filtered))
+        self.assertEqual({i["session_id"] for i in self.client.search(filtered)["data"]}, {"s/1"})
+        with self.assertRaises(InvalidField) as caught:
+            self.client.search(dict(search, filters={"sesion_id": "s/1"}))
+        self.assertEqual(caught.exception.field, "filters.sesion_id")
         self.assertEqual(self.client.list_sessions(ODD_USER), self.memory.list_sessions(ODD_USER))
         for kwargs in ({}, {"order": "desc", "limit": 3}, {"session_id": "s/1"}, {"since": T0 + DAY_MS},
                        {"until": "2023-05-10"}):

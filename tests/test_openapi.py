@@ -69,7 +69,8 @@ class OpenApiTestCase(ManageTestCase):
 
     def good_body(self, action):
         return {"add": add_body("u1", "s2", ["Alice: more"], "r2"),
-                "search": {"query": "kayak", "user_id": "u1", "top_k": 3},
+                "search": {"query": "kayak", "user_id": "u1", "top_k": 3,
+                           "filters": {"session_id": "s1", "since": "2023-05-01", "until": 1893456000000}},
                 "import_records": {"records": [add_body("u1", "s3", ["Alice: imported"], "r3")]}}.get(action)
 
 
