@@ -23,7 +23,7 @@ import hmac
 import json
 import logging
 import time
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ..config import Config
 from ..errors import FlowmemError, MethodNotAllowed, RetryLater, Unauthorized
@@ -33,6 +33,9 @@ from . import manage
 from .guard import BrowserGuard, Headers
 from .metrics import CONTENT_TYPE as METRICS_TYPE, Metrics
 from .routes import ROUTES, Match, Route, Router
+
+if TYPE_CHECKING:
+    from .pages import Pages
 
 log = logging.getLogger("flowmem.http")
 
@@ -104,7 +107,7 @@ class App:
                                                for r in ROUTES)
         self.router = Router(self.routes)
         self.metrics = Metrics(config.db)
-        self._pages: Any = None  # pages.Pages, made at the first page asked for
+        self._pages: Optional["Pages"] = None  # made at the first page asked for
 
     def handle(self, method: str, path: str, headers: Headers, body: bytes) -> Response:
         """Answer one request; `body` is already read whole and within its limit (framing.py)."""
@@ -167,10 +170,10 @@ class App:
                             self.metrics.render().encode("utf-8"))
         return self.pages().answer(action)
 
-    def pages(self) -> Any:
-        """The documents and pages this App serves (pages.py), made once."""
+    def pages(self) -> "Pages":
+        """The documents and pages this App serves (pages.py), made once, when first asked for."""
         if self._pages is None:
-            from .pages import Pages  # the OpenAPI document and pages only when first asked for
+            from .pages import Pages  # pages.py imports Response from here
 
             self._pages = Pages(self.routes, self.config)
         return self._pages
