@@ -164,6 +164,27 @@ class McpWireTest(unittest.TestCase):
         self.assertTrue(gone["deleted"])
         self.assertEqual(self.server.call("list_memories", user_id="alice")["structuredContent"]["data"], [])
 
+    def test_search_filters_keep_to_a_session_a_role_and_a_time(self):
+        self.server.initialize()
+        self.server.call("add_memory", user_id="ann", session_id="s1", messages=[
+            {"role": "user", "content": "I adopted a beagle", "timestamp": 1683554160000},
+            {"role": "assistant", "content": "A beagle is a lovely dog", "timestamp": 1683554160000}])
+        self.server.call("add_memory", user_id="ann", session_id="s2", content="The beagle chewed my shoes",
+                         timestamp=1686232560000)
+
+        def sessions_and_roles(**filters: Any) -> List[Any]:
+            result = self.server.call("search_memory", user_id="ann", query="beagle", top_k=10, filters=filters)
+            self.assertFalse(result["isError"], result)
+            return sorted({(item["session_id"], item["role"]) for item in result["structuredContent"]["data"]})
+
+        self.assertEqual(sessions_and_roles(session_id="s2"), [("s2", "user")])
+        self.assertEqual(sessions_and_roles(role="assistant"), [("s1", "assistant")])
+        self.assertEqual(sessions_and_roles(since="2023-06-01"), [("s2", "user")])
+        self.assertEqual(sessions_and_roles(until=1686232560000, role="user"), [("s1", "user")])
+        refused = self.server.call("search_memory", user_id="ann", query="beagle", filters={"speaker": "x"})
+        self.assertTrue(refused["isError"])
+        self.assertIn("filters.speaker", refused["content"][0]["text"])
+
     def test_an_add_retried_without_a_request_id_is_stored_once(self):
         self.server.initialize()
         first = self.server.call("add_memory", user_id="bob", session_id="s", content="I like green tea")
