@@ -96,6 +96,10 @@ class McpToolsTest(unittest.TestCase):
         self.assertEqual(bodies[1]["messages"], [{"role": "assistant", "content": "hi"}])
         self.assertNotEqual(bodies[0]["request_id"], bodies[1]["request_id"])
 
+    def test_a_request_id_given_is_used_as_it_is_even_blank(self):
+        self.call("add_memory", user_id="u", session_id="s", content="hi", request_id="")
+        self.assertEqual(self.memory.calls[0][1]["request_id"], "")
+
     def test_the_same_add_gets_the_same_request_id_and_a_different_one_another(self):
         messages = [{"role": "user", "content": "I like tea"}]
         first = tools.derived_request_id("u", "s", messages)

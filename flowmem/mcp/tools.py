@@ -94,7 +94,9 @@ def add_memory(memory: Memory, args: Mapping[str, Any]) -> Dict[str, Any]:
             raise InvalidField("role" if args.get("role") is not None else "timestamp",
                                "goes with content only; with messages, give each message its own")
         messages = [dict(m, **arguments.present(m, "timestamp")) for m in args["messages"]]
-    request_id = args.get("request_id") or derived_request_id(args["user_id"], args["session_id"], messages)
+    request_id = args.get("request_id")
+    if request_id is None:  # a blank one goes on to the core, which refuses it as it would over HTTP
+        request_id = derived_request_id(args["user_id"], args["session_id"], messages)
     return memory.add({"request_id": request_id, "user_id": args["user_id"], "session_id": args["session_id"],
                        "messages": messages})
 
