@@ -72,6 +72,10 @@ def build_parser(show_all: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--user", required=True, help="user_id to search")
     p.add_argument("--top-k", type=int, default=10, metavar="N", help="maximum number of items (default: 10)")
     p.add_argument("--json", action="store_true", help="print the contract's JSON response")
+    p.add_argument("--session", metavar="ID", help="only messages of this session_id")
+    p.add_argument("--since", metavar="TIME", help="only messages from this time on (ISO-8601 or Unix ms)")
+    p.add_argument("--until", metavar="TIME", help="only messages before this time (ISO-8601 or Unix ms)")
+    p.add_argument("--role", help="only messages with this role")
     settings_flags(p, "search", show_all)
 
     p = command("delete-user", "remove every trace of a user",
@@ -237,7 +241,13 @@ def _add(memory: Memory, args: argparse.Namespace) -> None:
 
 
 def _search(memory: Memory, args: argparse.Namespace) -> None:
-    result = memory.search({"query": args.query, "user_id": args.user, "top_k": args.top_k})
+    body: Dict[str, Any] = {"query": args.query, "user_id": args.user, "top_k": args.top_k}
+    given = {"session_id": args.session, "role": args.role, "since": args.since, "until": args.until}
+    # A time of digits only is Unix ms, as a JSON number would be; any other text is ISO-8601.
+    filters = {k: int(v) if k in ("since", "until") and v.isdigit() else v for k, v in given.items() if v is not None}
+    if filters:
+        body["filters"] = filters
+    result = memory.search(body)
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:

@@ -8,7 +8,7 @@ import unittest
 from contextlib import redirect_stderr
 
 from flowmem import cli_portable, config as config_module
-from tests.helpers import CliMixin, add_body
+from tests.helpers import T0, CliMixin, add_body
 from tests.server import ServerProcess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -114,6 +114,28 @@ class UsageErrorTest(CliTestCase):
         self.assert_one_line_error(result, "flowmem: error: line 3: messages[0].content must not be blank")
         result = self.run_cli("add", "--db", self.db, "-", stdin=json.dumps([add_body("u", "s", ["A: x"]), {}]))
         self.assert_one_line_error(result, "item 1: request_id")
+
+
+class SearchFiltersTest(CliTestCase):
+    def test_search_takes_the_filters_as_flags(self):
+        day = 86_400_000
+        bodies = [add_body("u", "s1", ["Alice: the red kite flew", "Bob: the kite again"], timestamp=T0),
+                  add_body("u", "s2", ["Alice: a kite in June"], timestamp=T0 + 30 * day)]
+        self.assertEqual(self.run_cli("add", "--db", self.db, "-", stdin=json.dumps(bodies)).returncode, 0)
+
+        def sessions(*flags):
+            result = self.run_cli("search", "--db", self.db, "--user", "u", "--json", "kite", *flags)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            return {item["session_id"] for item in json.loads(result.stdout)["data"]}
+
+        self.assertEqual(sessions(), {"s1", "s2"})
+        self.assertEqual(sessions("--session", "s2"), {"s2"})
+        self.assertEqual(sessions("--since", str(T0 + day)), {"s2"})  # Unix ms
+        self.assertEqual(sessions("--until", "2023-05-09"), {"s1"})  # ISO-8601
+        self.assertEqual(sessions("--role", "assistant"), {"s1"})
+        result = self.run_cli("search", "--db", self.db, "--user", "u", "kite", "--since", "2023-06-01",
+                              "--until", "2023-05-01")
+        self.assert_one_line_error(result, "filters.until must be later than filters.since")
 
 
 class ExportImportTest(CliTestCase):
