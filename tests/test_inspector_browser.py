@@ -223,7 +223,7 @@ class InspectorInBrowserTest(unittest.TestCase):
                          "sessionStorage.getItem('flowmem.inspector.key')]")
         self.assertEqual(where, [self.server.endpoint + "/", "", 0, KEY])
 
-    def test_search_filters_reach_the_server(self):
+    def test_search_filters_reach_the_server_and_a_bad_one_shows_its_reason(self):
         b = self.open_user("alice")
         b.type("#f-session", "hostile")
         b.type("#f-role", "user")
@@ -232,6 +232,10 @@ class InspectorInBrowserTest(unittest.TestCase):
         self.assertTrue(metas)
         for meta in metas:
             self.assertIn("| user | session hostile", meta)
+        b.type("#f-since", "yesterday")
+        b.click("#search-run")
+        error = b.wait("the server's reason", lambda: b.text("#error"))
+        self.assertIn("422: filters.since must be an ISO-8601 date", error)
 
     def test_messages_are_browsed_newest_or_oldest_first_a_page_at_a_time(self):
         b = self.open_user("many")
