@@ -31,6 +31,7 @@ DEFAULT_GROUPS = ("database", "index")
 COMMAND_GROUPS: Dict[str, Sequence[str]] = {
     "serve": tuple(config_module.GROUPS),
     "search": ("database", "index", "results", "ranking"),
+    "mcp": ("database", "index", "results", "ranking"),  # it searches too
 }
 
 # The settings each command's short --help shows (the others: --help-all), with a shorter

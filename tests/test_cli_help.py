@@ -13,7 +13,8 @@ from tests.server import ServerProcess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "fixtures", "locomo-format-sample.json")
-COMMANDS = ("serve", "add", "search", "export", "import", "delete-user", "stats", "init", "reindex", "backup")
+COMMANDS = ("serve", "add", "search", "export", "import", "delete-user", "stats", "init", "reindex", "backup",
+            "mcp")
 RANKING = [s for s in config_module.settings() if s.group in ("ranking", "results")]
 
 
@@ -60,7 +61,7 @@ class ShortHelpTest(CliTestCase):
                                            % command[0], "--help")
 
     def test_ranking_settings_are_under_help_all_of_serve_and_search(self):
-        for command in ("serve", "search"):
+        for command in ("serve", "search", "mcp"):
             with self.subTest(command=command):
                 text = self.run_cli(command, "--help-all").stdout
                 for setting in RANKING:
