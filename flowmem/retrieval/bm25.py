@@ -14,8 +14,9 @@ once; FTS5's own bm25() uses k1 = 1.2 and b = 0.75.
 """
 from __future__ import annotations
 
+import heapq
 import math
-from typing import Dict, Mapping, Sequence
+from typing import Dict, List, Mapping, Sequence
 
 
 def idf(n_docs: int, doc_freq: int) -> float:
@@ -57,3 +58,20 @@ def weighted_scores(
             out[doc] = out.get(doc, 0.0) + weight * ((count * (k1 + 1.0)) / (count + norm))
     return out
 
+
+
+def best_docs(tf: Mapping[str, Mapping[int, int]], weights: Mapping[str, float], k1: float, size: int) -> List[int]:
+    """The `size` best documents of `tf` by BM25 without length normalisation (ties by doc id).
+
+    Each term weighs `weights[term]` (its idf). Without lengths the bound needs no read
+    of the documents: the candidate pool keeps these of all that hold a term.
+    """
+    pre: Dict[int, float] = {}
+    for t in sorted(tf):
+        weight = weights[t] * (k1 + 1.0)
+        once = weight * 1 / (1 + k1)  # most words occur once in a message: the same float, computed once
+        for doc, count in tf[t].items():
+            pre[doc] = pre.get(doc, 0.0) + (once if count == 1 else weight * count / (count + k1))
+    if len(pre) <= size:
+        return sorted(pre, key=lambda d: (-pre[d], d))
+    return heapq.nsmallest(size, pre, key=lambda d: (-pre[d], d))

@@ -4,10 +4,9 @@
    the asking user only (fts.py). Past `pool_size` messages the pool keeps the best
    by BM25 without length normalisation, which needs no further reads. When nothing
    said matches, the latest messages of a speaker the question names stand in.
-2. Pseudo-relevance feedback: the distinctive words of the best `feedback_docs`
-   messages, weighted by term frequency times idf (among the sessions read), stand
-   in for what the question did not say; the messages holding the best `feedback_terms` of them join the pool
-   and get a feedback score.
+2. Pseudo-relevance feedback (feedback.py): the distinctive words of the best
+   `feedback_docs` messages stand in for what the question did not say; the messages
+   holding the best `feedback_terms` of them join the pool and get a feedback score.
 3. Windows and segments around the best `context_size` messages, scored by BM25
    from their messages' term counts (context.py).
 
@@ -28,12 +27,11 @@ from ..storage.reader import Reader
 from ..storage.rows import ViewRow
 from ..storage.views import KINDS, MESSAGE
 from ..text.period import index_tokens
-from . import bm25, bridges, context
+from . import bm25, bridges, context, feedback
 from .filters import DocFilter
 from .query import Query
 
 Key = Tuple[int, int]  # (session_key, position in session)
-_FEEDBACK_BATCH = 8  # feedback words whose postings one query reads
 
 
 class Message(NamedTuple):
@@ -127,10 +125,8 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits, keep: Opt
     scorer = _Scorer(reader, user_key, limits)
     wanted = list(dict.fromkeys(query.terms + [t for option in query.options for t in option]))
     scorer.need(wanted)
-    tf = reader.term_frequencies(user_key, _affordable(wanted, scorer, limits))
-    if keep is not None:
-        tf = keep.term_frequencies(tf)
-    kept = _bound(tf, {t: scorer.idf(MESSAGE, t) for t in tf}, limits, limits.pool_size)
+    tf = _question_postings(reader, user_key, wanted, scorer, limits, keep)
+    kept = bm25.best_docs(tf, {t: scorer.idf(MESSAGE, t) for t in tf}, limits.k1, limits.pool_size)
     if not kept:
         # Nothing said matches; a question that names a speaker still gets their latest messages.
         spoken = {doc for _, doc in reader.postings(user_key, fts.SPEAKER, query.terms)}
@@ -150,7 +146,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits, keep: Opt
         tf[term] = {d: c for d, c in per_doc.items() if d in found}
     terms = list(query.terms) + sorted(scale)
     scores = scorer.score(terms, MESSAGE, tf, {d: v.length for d, v in found.items()}, scale)
-    feedback_docs = _feedback(reader, user_key, found, scores, tf, set(wanted), limits, keep)
+    feedback_docs = feedback.extend(reader, user_key, found, scores, tf, set(wanted), limits, keep)
     found.update(reader.message_views(user_key, _period_docs(reader, user_key, query, scorer, limits, found, keep)))
     nearby = context.around(reader, found, scores, limits.context_size, None if keep is None else keep.view_passes)
     scores.update(context.scores(reader, scorer.score, query.terms, tf, found, nearby))
@@ -162,30 +158,6 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits, keep: Opt
     return Pool(messages, pool_views, scores, option_scores, idf, _keyed(feedback_docs, found), matched,
                 _hits(wanted, tf, found), best_per_message(scores, pool_views), _keyed(related, found),
                 _keyed(typo, found))
-
-
-def _feedback(reader: Reader, user_key: int, found: Dict[int, ViewRow], scores: Mapping[int, float],
-              tf: Dict[str, Dict[int, int]], asked: Set[str], limits: Limits,
-              keep: Optional[DocFilter]) -> Dict[int, float]:
-    """Pseudo-relevance feedback: the messages holding the feedback words join `found` (their counts
-    join `tf`); returns each message's summed weight of the feedback words it holds."""
-    feedback_words = _feedback_words(reader, found, scores, asked, limits)
-    feedback_docs: Dict[int, float] = {}
-    if not feedback_words:
-        return feedback_docs
-    extra_tf = _feedback_postings(reader, user_key, feedback_words, limits)
-    if keep is not None:
-        extra_tf = keep.term_frequencies(extra_tf)
-    room = max(0, limits.pool_size - len(found))
-    extra = [d for d in _bound(extra_tf, feedback_words, limits, room + len(found)) if d not in found][:room]
-    found.update(reader.message_views(user_key, extra))
-    for t, per_doc in extra_tf.items():
-        for d in per_doc:
-            if d in found:
-                feedback_docs[d] = feedback_docs.get(d, 0.0) + feedback_words[t]
-    tf.update({t: {d: c for d, c in per_doc.items() if d in found} for t, per_doc in extra_tf.items()
-               if t not in tf})
-    return feedback_docs
 
 
 def _hits(wanted: Sequence[str], tf: Mapping[str, Mapping[int, int]],
@@ -261,6 +233,31 @@ def _affordable(terms: Sequence[str], scorer: _Scorer, limits: Limits) -> List[s
     return [t for t in terms if t in chosen]
 
 
+def _question_postings(reader: Reader, user_key: int, terms: Sequence[str], scorer: _Scorer, limits: Limits,
+                       keep: Optional[DocFilter]) -> Dict[str, Dict[int, int]]:
+    """{term: {doc: count}} of the question's and options' terms read within `postings_budget` (_affordable()).
+
+    Under a filter the budget counts only the messages that pass, each term read to be
+    counted, rarest first: a word common in the whole memory but not among the messages
+    that pass is read, as it would be in a memory of those messages alone.
+    """
+    if keep is None:
+        return reader.term_frequencies(user_key, _affordable(terms, scorer, limits))
+    out: Dict[str, Dict[int, int]] = {}
+    used = 0
+    for t in sorted(terms, key=lambda t: (scorer.df[(MESSAGE, t)], t)):
+        if not scorer.df[(MESSAGE, t)]:
+            continue
+        per_doc = keep.term_frequencies(reader.term_frequencies(user_key, [t])).get(t)
+        if not per_doc:
+            continue
+        if out and used + len(per_doc) > limits.postings_budget:
+            break
+        out[t] = per_doc
+        used += len(per_doc)
+    return {t: out[t] for t in sorted(out)}
+
+
 def _period_docs(reader: Reader, user_key: int, query: Query, scorer: _Scorer, limits: Limits,
                  found: Mapping[int, ViewRow], keep: Optional[DocFilter]) -> List[int]:
     """Messages said (or naming a day) inside the question's periods that are not in the pool yet.
@@ -283,75 +280,8 @@ def _period_docs(reader: Reader, user_key: int, query: Query, scorer: _Scorer, l
     return heapq.nsmallest(room, counts, key=lambda d: (-counts[d], d))
 
 
-def _feedback_postings(reader: Reader, user_key: int, words: Mapping[str, float],
-                       limits: Limits) -> Dict[str, Dict[int, int]]:
-    """Postings of the feedback words, the weightiest first, until `postings_budget` rows are read.
-
-    Read a few words at a time: counting rows as they come spares looking up each
-    word's document frequency in the index, whose cost grows with the index, and
-    past the budget at most one batch is read for nothing.
-    """
-    ordered = sorted(words, key=lambda w: (-words[w], w))
-    out: Dict[str, Dict[int, int]] = {}
-    used = 0
-    for start in range(0, len(ordered), _FEEDBACK_BATCH):
-        batch = ordered[start : start + _FEEDBACK_BATCH]
-        tf = reader.term_frequencies(user_key, batch)
-        for word in batch:
-            per_doc = tf.get(word)
-            if not per_doc:
-                continue
-            rows = sum(per_doc.values())
-            if out and used + rows > limits.postings_budget:
-                return out
-            out[word] = per_doc
-            used += rows
-    return out
-
-
-def _bound(tf: Mapping[str, Mapping[int, int]], weights: Mapping[str, float], limits: Limits,
-           size: int) -> List[int]:
-    """The `size` best documents by BM25 without length normalisation (ties by doc id)."""
-    k1 = limits.k1
-    pre: Dict[int, float] = {}
-    for t in sorted(tf):
-        weight = weights[t] * (k1 + 1.0)
-        once = weight * 1 / (1 + k1)  # most words occur once in a message: the same float, computed once
-        for doc, count in tf[t].items():
-            pre[doc] = pre.get(doc, 0.0) + (once if count == 1 else weight * count / (count + k1))
-    if len(pre) <= size:
-        return sorted(pre, key=lambda d: (-pre[d], d))
-    return heapq.nsmallest(size, pre, key=lambda d: (-pre[d], d))
-
-
 def _restrict(tf: Mapping[str, Mapping[int, int]], found: Mapping[int, ViewRow]) -> Dict[str, Dict[int, int]]:
     return {t: {d: c for d, c in per_doc.items() if d in found} for t, per_doc in tf.items()}
-
-
-def _feedback_words(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, float],
-                    asked: Set[str], limits: Limits) -> Dict[str, float]:
-    """The `feedback_terms` words that weigh most in the best `feedback_docs` messages.
-
-    A word weighs its frequency in each of those messages times its idf among the
-    messages of the sessions the search has read (kept in memory with them), which
-    spares a lookup per word in the index.
-    """
-    if limits.feedback_docs <= 0 or limits.feedback_terms <= 0:
-        return {}
-    best = sorted(scores, key=lambda d: (-scores[d], d))[: limits.feedback_docs]
-    texts = [reader.session(found[d]).messages[found[d].first][2] for d in best]
-    sessions = reader.sessions_read()
-    n = sum(s.n_messages for s in sessions)
-    weight: Dict[str, float] = {}
-    for tokens in texts:
-        for t in sorted(set(tokens)):
-            if t in asked or not bridges.content_word(t):
-                continue
-            idf = bm25.idf(n, sum(s.doc_freqs.get(t, 0) for s in sessions))
-            if idf > 1e-6:  # words in half the messages or more say nothing
-                weight[t] = weight.get(t, 0.0) + tokens.count(t) / len(tokens) * idf
-    chosen = sorted(weight, key=lambda t: (-weight[t], t))[: limits.feedback_terms]
-    return {t: weight[t] for t in chosen}
 
 
 def _messages(reader: Reader, views: Mapping[int, ViewRow], matched: Set[Key]) -> Dict[Key, Message]:

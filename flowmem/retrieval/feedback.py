@@ -1,0 +1,105 @@
+"""Pseudo-relevance feedback: words the question did not say, taken from its best messages.
+
+The distinctive words of the best `feedback_docs` messages of the pool, each weighted by
+its frequency there times its idf among the messages of the sessions the search has
+read (words()), stand in for what the question did not say. The messages holding the
+weightiest `feedback_terms` of them join the pool, while it has room, the best by BM25
+without length normalisation first, and each gets a feedback score: the summed weight
+of the feedback words it holds (extend()). Their postings are read within the pool's
+`postings_budget` (postings()). Under a search filter (filters.py) only the messages
+that pass join, and only theirs count against the budget.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Dict, Mapping, Optional, Set
+
+from ..storage.reader import Reader
+from ..storage.rows import ViewRow
+from . import bm25, bridges
+from .filters import DocFilter
+
+if TYPE_CHECKING:  # candidates.py imports this module: its Limits are named for the type checker only
+    from .candidates import Limits
+
+_BATCH = 8  # feedback words whose postings one query reads
+
+
+def extend(reader: Reader, user_key: int, found: Dict[int, ViewRow], scores: Mapping[int, float],
+           tf: Dict[str, Dict[int, int]], asked: Set[str], limits: "Limits",
+           keep: Optional[DocFilter]) -> Dict[int, float]:
+    """The messages holding the feedback words join `found` (their counts join `tf`); returns each
+    message's summed weight of the feedback words it holds.
+
+    scores: the pool's BM25 so far (the best are read for words); asked: the question's
+    and options' terms, never feedback words; keep: the search's filter, None for none.
+    """
+    weights = words(reader, found, scores, asked, limits)
+    feedback_docs: Dict[int, float] = {}
+    if not weights:
+        return feedback_docs
+    extra_tf = postings(reader, user_key, weights, limits, keep)
+    room = max(0, limits.pool_size - len(found))
+    extra = [d for d in bm25.best_docs(extra_tf, weights, limits.k1, room + len(found)) if d not in found][:room]
+    found.update(reader.message_views(user_key, extra))
+    for t, per_doc in extra_tf.items():
+        for d in per_doc:
+            if d in found:
+                feedback_docs[d] = feedback_docs.get(d, 0.0) + weights[t]
+    tf.update({t: {d: c for d, c in per_doc.items() if d in found} for t, per_doc in extra_tf.items()
+               if t not in tf})
+    return feedback_docs
+
+
+def words(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, float], asked: Set[str],
+          limits: "Limits") -> Dict[str, float]:
+    """The `feedback_terms` words that weigh most in the best `feedback_docs` messages.
+
+    A word weighs its frequency in each of those messages times its idf among the
+    messages of the sessions the search has read (kept in memory with them), which
+    spares a lookup per word in the index.
+    """
+    if limits.feedback_docs <= 0 or limits.feedback_terms <= 0:
+        return {}
+    best = sorted(scores, key=lambda d: (-scores[d], d))[: limits.feedback_docs]
+    texts = [reader.session(found[d]).messages[found[d].first][2] for d in best]
+    sessions = reader.sessions_read()
+    n = sum(s.n_messages for s in sessions)
+    weight: Dict[str, float] = {}
+    for tokens in texts:
+        for t in sorted(set(tokens)):
+            if t in asked or not bridges.content_word(t):
+                continue
+            idf = bm25.idf(n, sum(s.doc_freqs.get(t, 0) for s in sessions))
+            if idf > 1e-6:  # words in half the messages or more say nothing
+                weight[t] = weight.get(t, 0.0) + tokens.count(t) / len(tokens) * idf
+    chosen = sorted(weight, key=lambda t: (-weight[t], t))[: limits.feedback_terms]
+    return {t: weight[t] for t in chosen}
+
+
+def postings(reader: Reader, user_key: int, weights: Mapping[str, float], limits: "Limits",
+             keep: Optional[DocFilter] = None) -> Dict[str, Dict[int, int]]:
+    """Postings of the feedback words, the weightiest first, until `postings_budget` rows are read.
+
+    Read a few words at a time: counting rows as they come spares looking up each
+    word's document frequency in the index, whose cost grows with the index, and
+    past the budget at most one batch is read for nothing. keep: a search's filter;
+    only the rows of the messages it passes are kept and counted.
+    """
+    ordered = sorted(weights, key=lambda w: (-weights[w], w))
+    out: Dict[str, Dict[int, int]] = {}
+    used = 0
+    for start in range(0, len(ordered), _BATCH):
+        batch = ordered[start : start + _BATCH]
+        tf = reader.term_frequencies(user_key, batch)
+        if keep is not None:
+            tf = keep.term_frequencies(tf)
+        for word in batch:
+            per_doc = tf.get(word)
+            if not per_doc:
+                continue
+            rows = sum(per_doc.values())
+            if out and used + rows > limits.postings_budget:
+                return out
+            out[word] = per_doc
+            used += rows
+    return out
