@@ -16,13 +16,16 @@ So a filter that no message passes gives an empty list, fallback included.
 - role: the message's role exactly as stored (case and spaces count).
 
 What a filter does not change is how a message is scored: BM25 keeps the user's own
-statistics (candidates.py says why), so a message that passes ranks by the same
-evidence with or without the filter.
+statistics (candidates.py says why), so a message that passes keeps the BM25 scores it
+has without the filter. What it does change is what the postings budget counts: the
+messages that pass (candidates.py, feedback.py).
 
-A view's verdict is decided once per search (DocFilter): its session from the view
-itself, time and role from the session cache's rows (session_cache.py), so a time or
-role filter reads the sessions of the messages it is asked about, as search does for
-its candidates anyway. A search without filters never builds one.
+Which messages of a session pass is found once per search (DocFilter): the session from
+the view, or from the held postings' arrays without a ViewRow per doc (postings.py);
+time and role from the session cache's rows (session_cache.py), read without counting
+among the sessions the search read. The fallback's latest messages are filtered in the
+SQL that reads them (Reader.latest_message_views()). A search without filters never
+builds a DocFilter.
 """
 from __future__ import annotations
 
