@@ -1,10 +1,12 @@
 """`python -m flowmem mcp` with the official MCP Python SDK (mcp==2.3.0) as its client.
 
 The SDK spawns the command over stdio, negotiates, lists the tools and calls each,
-validating every structured result against the tool's outputSchema (jsonschema) as
-it goes. Two ways in: a ClientSession's initialize handshake, and the SDK's default
-Client (mode "auto"), which first probes `server/discover` (the 2026-07-28 era) and
-must fall back to initialize on flowmem's -32601. Where the SDK is not installed the
+validating every structured result against the tool's outputSchema (jsonschema), and
+every result against the negotiated revision's schema, as it goes. Three ways in, one
+per way a client picks its revision: a ClientSession's initialize handshake (2025-11-25),
+the SDK's default Client (mode "auto"), which probes `server/discover` and adopts
+2026-07-28 from flowmem's answer, and a Client pinned to 2026-07-28 (mode "2026-07-28"),
+which sends no probe and stamps every request. Where the SDK is not installed the
 test is skipped with one line; under CI it fails instead (tests/components.py).
 """
 from __future__ import annotations
@@ -62,16 +64,36 @@ class McpSdkTest(unittest.TestCase):
         self._check_tools(out["tools"])
         self._check_results(out["results"])
 
-    def test_the_sdks_default_client_falls_back_from_discover_to_initialize(self):
+    def test_the_sdks_default_client_discovers_2026_07_28_and_calls_each_tool(self):
         from mcp.client.client import Client
 
         async def scenario() -> Dict[str, Any]:
             async with Client(self.params) as client:
                 session = client.session
-                return {"version": session.protocol_version, "results": await self._call_each(session)}
+                return {"version": client.protocol_version, "server": client.server_info,
+                        "discovered": session.discover_result, "initialized": session.initialize_result,
+                        "results": await self._call_each(session)}
 
         out = self.run_async(scenario())
-        self.assertEqual(out["version"], "2025-11-25")
+        self.assertEqual(out["version"], "2026-07-28")
+        self.assertIsNone(out["initialized"])  # no handshake: the probe's answer was adopted
+        self.assertEqual(out["discovered"].supported_versions, ["2026-07-28"])
+        self.assertEqual(out["discovered"].cache_scope, "public")
+        self.assertIsNotNone(out["discovered"].capabilities.tools)
+        self.assertEqual(out["server"].name, "flowmem")  # from the serverInfo stamp in the result's _meta
+        self._check_results(out["results"])
+
+    def test_a_client_pinned_to_2026_07_28_lists_the_tools_and_calls_each(self):
+        from mcp.client.client import Client
+
+        async def scenario() -> Dict[str, Any]:
+            async with Client(self.params, mode="2026-07-28") as client:
+                return {"version": client.protocol_version, "tools": (await client.list_tools()).tools,
+                        "results": await self._call_each(client.session)}
+
+        out = self.run_async(scenario())
+        self.assertEqual(out["version"], "2026-07-28")
+        self._check_tools(out["tools"])
         self._check_results(out["results"])
 
     async def _call_each(self, session: Any) -> Dict[str, Any]:

@@ -3,6 +3,8 @@
 Standard library only: each test starts the real command on a fresh database and
 writes the bytes an MCP client would (tests/test_mcp_sdk.py does the same with the
 official SDK as the client). Every line the server writes must be a JSON-RPC message.
+Both eras: the handshake revisions (initialize first), and 2026-07-28, where every
+request carries its version stamp in `_meta` and results carry `resultType`.
 """
 from __future__ import annotations
 
@@ -20,7 +22,16 @@ from typing import Any, Dict, List, Optional, Union
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LATEST = "2025-11-25"
+MODERN = "2026-07-28"
+EVERY_REVISION = [MODERN, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 TIMEOUT_S = 60
+
+
+def stamp(version: Any = MODERN) -> Dict[str, Any]:
+    """The `_meta` a 2026-07-28 request carries: its version, the client's capabilities and name."""
+    return {"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "wire-test", "version": "1"}}
 
 
 class McpProcess:
@@ -68,6 +79,16 @@ class McpProcess:
     def call(self, tool: str, **arguments: Any) -> Dict[str, Any]:
         """The result of tools/call (failing the test if it is a JSON-RPC error)."""
         answer = self.request("tools/call", {"name": tool, "arguments": arguments})
+        assert "result" in answer, answer
+        return answer["result"]
+
+    def modern(self, method: str, params: Optional[Dict[str, Any]] = None, version: Any = MODERN) -> Dict[str, Any]:
+        """A 2026-07-28 request: `params` with the version stamp in `_meta`."""
+        return self.request(method, dict(params or {}, _meta=stamp(version)))
+
+    def modern_call(self, tool: str, **arguments: Any) -> Dict[str, Any]:
+        """The result of a stamped tools/call (failing the test if it is a JSON-RPC error)."""
+        answer = self.modern("tools/call", {"name": tool, "arguments": arguments})
         assert "result" in answer, answer
         return answer["result"]
 
@@ -225,6 +246,96 @@ class McpWireTest(unittest.TestCase):
         self.assert_error(self.server.request("tools/call", {"arguments": {}}), -32602, 3)
         self.assert_error(self.server.request("tools/call", {"name": "add_memory", "arguments": [1]}), -32602, 4)
         self.assert_error(self.server.request("initialize", {"capabilities": {}}), -32602, 5)
+
+    def assert_complete(self, result: Dict[str, Any]) -> None:
+        """A 2026-07-28 result: resultType complete, and flowmem's name and version in _meta."""
+        self.assertEqual(result["resultType"], "complete")
+        self.assertEqual(result["_meta"][SERVER_INFO]["name"], "flowmem")
+        self.assertTrue(result["_meta"][SERVER_INFO]["version"])
+
+    def test_discover_answers_a_2026_07_28_client_without_initialize(self):
+        result = self.server.modern("server/discover")["result"]
+        self.assert_complete(result)
+        self.assertEqual(result["supportedVersions"], [MODERN])
+        self.assertEqual(result["capabilities"], {"tools": {"listChanged": False}})
+        self.assertIn("add_memory", result["instructions"])
+        self.assertEqual(result["cacheScope"], "public")
+        self.assertGreater(result["ttlMs"], 0)
+        self.assertNotIn("protocolVersion", result)
+
+    def test_a_2026_07_28_client_adds_searches_lists_and_deletes_with_every_request_stamped(self):
+        listed_tools = self.server.modern("tools/list")["result"]
+        self.assert_complete(listed_tools)
+        self.assertEqual((listed_tools["cacheScope"], type(listed_tools["ttlMs"])), ("public", int))
+        self.assertEqual(sorted(t["name"] for t in listed_tools["tools"]),
+                         ["add_memory", "delete_memories", "list_memories", "search_memory"])
+        results = {
+            "add": self.server.modern_call("add_memory", user_id="ann", session_id="s1", messages=[
+                {"role": "user", "content": "Dana: I adopted a beagle named Max", "timestamp": 1683554160000}]),
+            "add_one": self.server.modern_call("add_memory", user_id="ann", session_id="s2",
+                                               content="I moved to Lisbon"),
+            "search": self.server.modern_call("search_memory", user_id="ann", query="What is the beagle called?"),
+            "list": self.server.modern_call("list_memories", user_id="ann", order="desc"),
+            "delete": self.server.modern_call("delete_memories", user_id="ann", session_id="s1"),
+            "left": self.server.modern_call("list_memories", user_id="ann"),
+            "bad": self.server.modern_call("search_memory", user_id="ann", query="x", top_k="ten"),
+        }
+        for name, result in results.items():
+            with self.subTest(call=name):
+                self.assert_complete(result)
+                self.assertEqual(result["isError"], name == "bad")
+                self.assertNotIn("ttlMs", result)  # a tool's result is no cacheable result
+        self.assertTrue(results["add"]["structuredContent"]["success"])
+        self.assertIn("beagle named Max", results["search"]["structuredContent"]["data"][0]["content"])
+        self.assertEqual([m["content"] for m in results["list"]["structuredContent"]["data"]],
+                         ["I moved to Lisbon", "Dana: I adopted a beagle named Max"])
+        self.assertEqual(results["delete"]["structuredContent"]["messages"], 1)
+        self.assertEqual([m["session_id"] for m in results["left"]["structuredContent"]["data"]], ["s2"])
+        self.assertIn("top_k", results["bad"]["content"][0]["text"])
+        self.assert_error(self.server.modern("tools/call", {"name": "forget_everything", "arguments": {}}), -32602,
+                          self.server.next_id)
+
+    def test_an_unsupported_version_stamp_is_refused_naming_the_revisions_flowmem_speaks(self):
+        for asked, words in (("2099-01-01", "2026-07-28 per request"), (LATEST, "initialize")):
+            with self.subTest(asked=asked):
+                answer = self.server.modern("server/discover", version=asked)
+                self.assert_error(answer, -32022, self.server.next_id)
+                self.assertEqual(answer["error"]["data"], {"supported": EVERY_REVISION, "requested": asked})
+                self.assertIn(words, answer["error"]["message"])
+        # A refused stamp decides nothing: the client can still fall back to the handshake.
+        self.assertEqual(self.server.initialize()["result"]["protocolVersion"], LATEST)
+
+    def test_once_a_connection_speaks_2026_07_28_a_refusal_names_that_revision_alone(self):
+        self.server.modern("tools/list")
+        answer = self.server.modern("tools/list", version="2099-01-01")
+        self.assert_error(answer, -32022, self.server.next_id)
+        self.assertEqual(answer["error"]["data"]["supported"], [MODERN])
+
+    def test_a_stamp_without_capabilities_or_with_a_version_that_is_no_string_is_invalid_params(self):
+        version = "io.modelcontextprotocol/protocolVersion"
+        for meta in ({version: MODERN}, dict(stamp(), **{version: 20260728}),
+                     dict(stamp(), **{"io.modelcontextprotocol/clientCapabilities": []})):
+            with self.subTest(meta=meta):
+                self.assert_error(self.server.request("tools/list", {"_meta": meta}), -32602, self.server.next_id)
+        self.assertEqual(self.server.initialize()["result"]["protocolVersion"], LATEST)
+
+    def test_a_2026_07_28_connection_refuses_initialize_bare_requests_and_ping(self):
+        self.server.modern("server/discover")
+        answer = self.server.request("initialize", {"protocolVersion": LATEST, "capabilities": {},
+                                                    "clientInfo": {"name": "wire-test", "version": "1"}})
+        self.assert_error(answer, -32022, self.server.next_id)
+        self.assertEqual(answer["error"]["data"], {"supported": [MODERN], "requested": LATEST})
+        self.assert_error(self.server.request("tools/list"), -32602, self.server.next_id)
+        self.assert_error(self.server.modern("ping"), -32601, self.server.next_id)
+        self.assert_complete(self.server.modern("tools/list")["result"])
+
+    def test_a_connection_opened_with_initialize_refuses_stamped_requests(self):
+        self.server.initialize()
+        self.assert_error(self.server.modern("tools/list"), -32600, self.server.next_id)
+        self.assert_error(self.server.modern("server/discover"), -32600, self.server.next_id)
+        listed = self.server.request("tools/list")["result"]
+        self.assertNotIn("resultType", listed)
+        self.assertNotIn("ttlMs", listed)
 
     def test_malformed_json_gets_a_parse_error_and_the_server_carries_on(self):
         for line in (b"{not json\n", b'{"jsonrpc": "2.0", "id": 1, "method": "ping"\n', b"\xff\xfe\n", b"NaN\n"):

@@ -6,8 +6,10 @@ The package is split by job, each layer knowing only the one below:
 
 - stdio.py: the process: lines in, lines out, stdout kept for protocol messages only,
   the database opened at start and closed at the end (EOF, SIGTERM).
-- protocol.py: JSON-RPC 2.0 and MCP's methods (initialize and version negotiation,
-  ping, tools/list, tools/call); every malformed message gets its JSON-RPC error.
+- protocol.py: JSON-RPC 2.0 and MCP's methods in both eras: the handshake revisions
+  (initialize and version negotiation, ping, tools/list, tools/call) and 2026-07-28
+  (server/discover, the version stamp on every request, results with resultType and
+  cache hints); every malformed message gets its JSON-RPC error.
 - tools.py: the four tools (add_memory, search_memory, list_memories,
   delete_memories): their schemas and their calls on Memory, nothing of JSON-RPC.
 - arguments.py: the subset of JSON Schema the tools' input schemas use, checked
