@@ -1,8 +1,8 @@
 """All settings in one dataclass, read from defaults, then FLOWMEM_* variables, then flags.
 
-Every field `name` can be set by the environment variable `FLOWMEM_<NAME>` and, but for
-`api_key` (a command line shows in `ps`), by the command-line flag `--<name with dashes>`;
-a flag wins over the environment, which wins over the default.
+Every field `name` can be set by the environment variable `FLOWMEM_<NAME>` and by the
+command-line flag `--<name with dashes>` (`--api-key` warns that a command line shows in
+`ps`); a flag wins over the environment, which wins over the default.
 
 Each setting is declared once, here: its type, its default and its help text
 (`setting()`), and the group it belongs to. The CLI's `--help`, the `flowmem settings`

@@ -23,7 +23,8 @@ def layer(module: str) -> int:
     """The layer of a module named `flowmem...` (its index in LAYERS)."""
     parts = module.split(".")
     if parts == ["flowmem"]:
-        return 0  # flowmem/__init__.py holds the version, nothing else
+        return 0  # flowmem/__init__.py: the version, and Memory and Client loaded by name at first use
+        # (importlib, which this parse does not follow: the package stays importable by every layer)
     return LAYER_OF_NAME.get(parts[1], len(LAYERS) - 1)
 
 
