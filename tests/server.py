@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
 import time
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -60,3 +61,36 @@ class ServerProcess:
         self._pump_thread.join(timeout)
         self.proc.stdout.close()
         return code
+
+
+def start_server(argv: List[str], env: Optional[Dict[str, str]], cwd: str) -> Tuple[subprocess.Popen, int, List[str]]:
+    """A server started by the command `argv` (the pyz, a service file's command line) and its port, from its
+    `serving on` log line: (process, port, log lines, which keep being read). env None: this environment."""
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log: List[str] = []
+    ready = threading.Event()
+
+    def pump() -> None:
+        for line in proc.stdout:
+            log.append(line)
+            if "serving on" in line:
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=pump, daemon=True).start()
+    ready.wait(60)
+    match = re.search(r"serving on http://[^:]+:(\d+)", "".join(log))
+    if not match:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        raise AssertionError("the server did not start:\n" + "".join(log))
+    return proc, int(match.group(1)), log
+
+
+def stop_server(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
+    """Send `sig` and wait for the exit code."""
+    proc.send_signal(sig)
+    code = proc.wait(timeout)
+    proc.stdout.close()
+    return code

@@ -18,11 +18,11 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import unittest
 
 from flowmem.config import Config
 from tests.components import program
+from tests.server import start_server, stop_server
 from tools import build_pyz
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -62,36 +62,6 @@ def instructions(path=CONTAINERFILE):
             word, _, rest = text.partition(" ")
             out.append((word.upper(), rest.strip()))
     return out
-
-
-def start(argv, env, cwd):
-    """A server process and its port, from its `serving on` log line (the log keeps being read)."""
-    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    log, ready = [], threading.Event()
-
-    def pump():
-        for line in proc.stdout:
-            log.append(line)
-            if "serving on" in line:
-                ready.set()
-        ready.set()
-
-    threading.Thread(target=pump, daemon=True).start()
-    ready.wait(60)
-    match = re.search(r"serving on http://[^:]+:(\d+)", "".join(log))
-    if not match:
-        proc.kill()
-        proc.wait()
-        proc.stdout.close()
-        raise AssertionError("the server did not start:\n" + "".join(log))
-    return proc, int(match.group(1)), log
-
-
-def stop(proc, sig=signal.SIGTERM, timeout=30):
-    proc.send_signal(sig)
-    code = proc.wait(timeout)
-    proc.stdout.close()
-    return code
 
 
 def status(port, path, body=None, headers=None):
@@ -159,14 +129,14 @@ class SystemdUnitTest(unittest.TestCase):
             env.update(FLOWMEM_PORT="0", PATH=os.environ.get("PATH", ""))
             argv = shlex.split(self.service["ExecStart"])
             self.assertEqual(argv[1], "/opt/flowmem/flowmem.pyz")
-            proc, port, log = start([sys.executable, pyz] + argv[2:], env, state)
+            proc, port, log = start_server([sys.executable, pyz] + argv[2:], env, state)
             try:
                 body = {"query": "x", "user_id": "u", "top_k": 1}
                 self.assertEqual(status(port, "/search", body), 401)
                 self.assertEqual(status(port, "/search", body, {"X-Api-Key": "unit-key-123"}), 200)
                 self.assertEqual(status(port, "/health"), 200)
             finally:
-                code = stop(proc, getattr(signal, self.service["KillSignal"]))
+                code = stop_server(proc, getattr(signal, self.service["KillSignal"]))
             self.assertEqual(code, 0, "".join(log))
             self.assertIn("stopped; database closed", "".join(log))
             self.assertTrue(os.path.exists(os.path.join(state, "flowmem.db")))
@@ -215,13 +185,13 @@ class ContainerfileTest(unittest.TestCase):
                        FLOWMEM_HOST="127.0.0.1", FLOWMEM_PORT=str(free_port()), PATH=os.environ.get("PATH", ""))
             command = json.loads(self.value("ENTRYPOINT")) + json.loads(self.value("CMD"))
             self.assertEqual(command, ["python", "-m", "flowmem", "serve"])
-            proc, port, log = start([sys.executable] + command[1:], env, data)
+            proc, port, log = start_server([sys.executable] + command[1:], env, data)
             try:
                 self.assertEqual(port, int(env["FLOWMEM_PORT"]))
                 check = subprocess.run([sys.executable] + probe[1:], env=env, capture_output=True, timeout=30)
                 self.assertEqual(check.returncode, 0, check.stderr)
             finally:
-                self.assertEqual(stop(proc, getattr(signal, self.value("STOPSIGNAL"))), 0, "".join(log))
+                self.assertEqual(stop_server(proc, getattr(signal, self.value("STOPSIGNAL"))), 0, "".join(log))
             check = subprocess.run([sys.executable] + probe[1:], env=env, capture_output=True, timeout=30)
             self.assertNotEqual(check.returncode, 0)
 

@@ -8,14 +8,13 @@ search needs) from inside it.
 import http.client
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
-import threading
 import unittest
 import zipfile
 
+from tests.server import start_server
 from tools import build_pyz
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -53,10 +52,8 @@ class PyzTest(unittest.TestCase):
 
     def test_it_serves_health_add_and_search_through_the_archive(self):
         db = os.path.join(self.tmp.name, "served.db")
-        proc = subprocess.Popen([sys.executable, "-I", self.pyz, "serve", "--port", "0", "--db", db],
-                                cwd=self.tmp.name, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        log = []
-        port = self._port(proc, log)
+        proc, port, log = start_server([sys.executable, "-I", self.pyz, "serve", "--port", "0", "--db", db],
+                                       None, self.tmp.name)
         try:
             health = self._call(port, "GET", "/health")
             self.assertEqual(health["status"], "ok")
@@ -79,23 +76,6 @@ class PyzTest(unittest.TestCase):
             code = proc.wait(30)
             proc.stdout.close()
             self.assertEqual(code, 0, "".join(log))
-
-    def _port(self, proc, log):
-        """The port of the server's `serving on` log line; the log is kept being read into `log`."""
-        found = threading.Event()
-
-        def pump():
-            for line in proc.stdout:
-                log.append(line)
-                if "serving on" in line:
-                    found.set()
-            found.set()
-
-        threading.Thread(target=pump, daemon=True).start()
-        self.assertTrue(found.wait(60), "no start-up line")
-        match = re.search(r"serving on http://127\.0\.0\.1:(\d+)", "".join(log))
-        self.assertIsNotNone(match, "".join(log))
-        return int(match.group(1))
 
     def _get(self, port, path):
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
