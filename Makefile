@@ -59,3 +59,19 @@ soak:
 # What slow and hostile clients (slowloris, stalled bodies, idle, non-readers) cost a real client.
 bench-slow-clients:
 	$(PYTHON) tools/bench_slow_clients.py
+
+# A loopback cluster (issue 14): 3 nodes, Litestream beside each where installed, HAProxy in front, in ./cluster.
+.PHONY: cluster cluster-down test-cluster bench-cluster
+cluster:
+	$(PYTHON) tools/cluster.py up --nodes 3 --dir cluster
+
+cluster-down:
+	$(PYTHON) tools/cluster.py down --dir cluster
+
+# The cluster tests (tests/test_cluster_*.py): real HAProxy (and Litestream); skipped without them unless CI is set.
+test-cluster:
+	$(PYTHON) -m unittest discover -s tests -t . -p 'test_cluster*.py' -v
+
+# Add throughput and Search p50/p99 through the front (1 and 3 nodes) beside a node directly (LOCOMO=...).
+bench-cluster:
+	$(PYTHON) tools/bench_cluster.py $(LOCOMO)

@@ -44,6 +44,8 @@ HOST = "127.0.0.1"
 DEFAULT_PORT = 8400
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 20.0
+# Processes this Python process started: kept so they are reaped (waited for) when stopped here.
+_CHILDREN: Dict[int, "subprocess.Popen[bytes]"] = {}
 
 
 def owner(user_id: str, names: Sequence[str], overrides: Optional[Mapping[str, str]] = None) -> str:
@@ -89,6 +91,7 @@ def _spawn(argv: List[str], log_path: str, env: Optional[Dict[str, str]] = None)
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(argv, cwd=ROOT, env=environ, stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
+    _CHILDREN[proc.pid] = proc
     return proc.pid
 
 
@@ -121,7 +124,9 @@ def _start_node(directory: str, name: str, port: int, api_key_file: Optional[str
     if replication is not None:
         # Litestream needs the database to exist: start it once the node answers.
         wait_healthy(node["url"] + "/health", START_TIMEOUT_S, node["pid"], node["log"])
-        node["litestream_pid"] = replication.start_litestream(node, node_dir).pid
+        litestream = replication.start_litestream(node, node_dir)
+        _CHILDREN[litestream.pid] = litestream
+        node["litestream_pid"] = litestream.pid
     return node
 
 
@@ -158,8 +163,11 @@ def alive(pid: int) -> bool:
 
 
 def up(directory: str, nodes: int = 3, base_port: int = DEFAULT_PORT,
-       api_key_file: Optional[str] = None) -> Dict[str, Any]:
-    """Start the cluster in `directory` (see the module docstring); returns what cluster.json holds."""
+       api_key_file: Optional[str] = None, replicate: bool = True) -> Dict[str, Any]:
+    """Start the cluster in `directory` (see the module docstring); returns what cluster.json holds.
+
+    `replicate` False: no Litestream even where it is installed (routing tests need none).
+    """
     binary = haproxy_binary()
     if not binary:
         raise RuntimeError("haproxy not found (apt-get install haproxy)")
@@ -169,7 +177,7 @@ def up(directory: str, nodes: int = 3, base_port: int = DEFAULT_PORT,
         raise RuntimeError("a cluster already runs in %s: `down --dir %s` first" % (directory, directory))
     os.makedirs(directory, exist_ok=True)
     base = _free_base(nodes) if base_port == 0 else base_port
-    replication = _litestream_starter()
+    replication = _litestream_starter() if replicate else None
     started = [_start_node(directory, name, base + i, api_key_file, replication)
                for i, name in enumerate(node_names(nodes), start=1)]
     cluster: Dict[str, Any] = {"front": "http://%s:%d" % (HOST, base), "dir": directory,
@@ -216,6 +224,9 @@ def _stop(pids: Sequence[int]) -> List[int]:
     killed = [p for p in pids if alive(p)]
     for pid in killed:
         os.kill(pid, signal.SIGKILL)
+    for pid in pids:
+        if pid in _CHILDREN:
+            _CHILDREN.pop(pid).wait()
     return killed
 
 
@@ -289,12 +300,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     start.add_argument("--base-port", type=int, default=DEFAULT_PORT,
                        help="the front's port; node I listens on it plus I (0: a free range)")
     start.add_argument("--api-key-file", help="every node's API key file")
+    start.add_argument("--no-replication", action="store_true", help="no Litestream, even where installed")
     for command in (start, sub.add_parser("down", help="stop the cluster"), sub.add_parser("status")):
         command.add_argument("--dir", default="cluster", help="the cluster's directory (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
         if args.command == "up":
-            cluster = up(args.dir, args.nodes, args.base_port, args.api_key_file)
+            cluster = up(args.dir, args.nodes, args.base_port, args.api_key_file, not args.no_replication)
             print("cluster up: front %s, %d nodes, %s/cluster.json" % (cluster["front"], args.nodes, cluster["dir"]))
         elif args.command == "down":
             killed = down(args.dir)

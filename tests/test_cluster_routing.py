@@ -1,0 +1,284 @@
+"""The HAProxy front of a loopback cluster routes every user to the one node that owns it.
+
+Real HAProxy (Debian's haproxy 2.6) in front of real `flowmem serve` nodes, started by
+tools/cluster.py; skipped with a one-line reason where haproxy is absent, required when CI
+is set (tests/components.py). Where each user lives is checked in the nodes' own database
+files, opened read-only.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.parse
+import uuid
+from typing import Any, Dict, List, Optional, Tuple
+
+from tests.components import program
+from tests.server import ROOT
+from tools import cluster as cluster_tool, haproxy_config
+
+KEY = "cluster-test-key"
+TRICKY_IDS = ["plain", "a/b", "100%", "two words", "é", "🙂 emoji", "中文用户", "q\"uote", "back\\slash",
+              "plus+sign", "hash#tag", "a/%2F/b", "?x=1&y", " leading space"]
+
+
+def request(front: str, method: str, path: str, body: Any = None, raw: Optional[bytes] = None,
+            key: bool = True) -> Tuple[int, Any, Dict[str, str]]:
+    """One request on a new connection: (status, parsed JSON or None, lower-cased headers)."""
+    parts = urllib.parse.urlsplit(front)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    headers = {"Content-Type": "application/json"} if (body is not None or raw is not None) else {}
+    if key:
+        headers["Authorization"] = "Bearer " + KEY
+    data = raw if raw is not None else (json.dumps(body, ensure_ascii=False).encode() if body is not None else None)
+    try:
+        conn.request(method, path, body=data, headers=headers)
+        resp = conn.getresponse()
+        payload = resp.read()
+        got = {k.lower(): v for k, v in resp.getheaders()}
+    finally:
+        conn.close()
+    try:
+        parsed = json.loads(payload) if payload else None
+    except ValueError:
+        parsed = None
+    return resp.status, parsed, got
+
+
+def add_body(user: str, text: str) -> Dict[str, Any]:
+    return {"request_id": uuid.uuid4().hex, "user_id": user, "session_id": "s1",
+            "messages": [{"role": "user", "content": text, "timestamp": 1683554160000}]}
+
+
+def users_by_node(cluster: Dict[str, Any]) -> Dict[str, List[str]]:
+    """{user_id: [nodes whose database holds the user]}, read from the files themselves (read-only)."""
+    where: Dict[str, List[str]] = {}
+    for node in cluster["nodes"]:
+        con = sqlite3.connect("file:%s?mode=ro" % urllib.parse.quote(node["db"]), uri=True)
+        try:
+            for (user,) in con.execute("SELECT user_id FROM users"):
+                where.setdefault(user, []).append(node["name"])
+        finally:
+            con.close()
+    return where
+
+
+class ClusterCase(unittest.TestCase):
+    """Starts one cluster per class (nodes in a temporary directory); stops it after."""
+
+    nodes = 3
+    cluster: Optional[Dict[str, Any]] = None
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = tempfile.TemporaryDirectory()
+        if cluster_tool.haproxy_binary() is None:
+            return
+        key_file = os.path.join(cls.tmp.name, "api-key")
+        with open(key_file, "w", encoding="utf-8") as f:
+            f.write(KEY + "\n")
+        directory = os.path.join(cls.tmp.name, "cluster")
+        try:
+            cls.cluster = cluster_tool.up(directory, cls.nodes, 0, key_file, replicate=False)
+        except BaseException:
+            if os.path.exists(os.path.join(directory, "cluster.json")):
+                cluster_tool.down(directory)
+            raise
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        if cls.cluster is not None:
+            cluster_tool.down(cls.cluster["dir"])
+        cls.tmp.cleanup()
+
+    def setUp(self) -> None:
+        program(self, "haproxy", "/usr/sbin/haproxy")
+        assert self.cluster is not None
+        self.front = self.cluster["front"]
+        self.names = [n["name"] for n in self.cluster["nodes"]]
+
+    def owner(self, user: str) -> str:
+        assert self.cluster is not None
+        return cluster_tool.owner(user, self.names, haproxy_config.read_map(self.cluster["map"]))
+
+
+class RoutingTest(ClusterCase):
+    def test_the_contract_checker_passes_through_the_front(self) -> None:
+        done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "contract_check.py"), "--endpoint",
+                               self.front, "--api-key", KEY, "--user-prefix", "cluster-check é/% "],
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+        self.assertEqual(done.returncode, 0, done.stdout[-3000:] + done.stderr[-2000:])
+        self.assertIn("checks passed", done.stdout)
+
+    def test_each_users_messages_live_on_exactly_one_node_the_owner(self) -> None:
+        users = TRICKY_IDS + ["user-%d" % i for i in range(30)]
+        for i, user in enumerate(users):
+            raw = json.dumps(add_body(user, "note %d" % i), ensure_ascii=bool(i % 2)).encode()
+            status, body, _ = request(self.front, "POST", "/add", raw=raw)
+            self.assertEqual(status, 200, (user, body))
+        where = users_by_node(self.cluster or {})
+        for user in users:
+            self.assertEqual(where.get(user), [self.owner(user)], user)
+        self.assertEqual({u: n for u, n in where.items() if len(n) != 1}, {}, "users split across nodes")
+        self.assertEqual(len({self.owner(u) for u in users}), self.nodes, "every node owns some of 44 users")
+
+    def test_read_after_write_holds_through_the_front(self) -> None:
+        for i in range(20):
+            user, word = "raw-%d-%s" % (i, uuid.uuid4().hex[:6]), "zq%sq" % uuid.uuid4().hex[:10]
+            self.assertEqual(request(self.front, "POST", "/add", add_body(user, "I saw a %s today" % word))[0], 200)
+            status, body, headers = request(self.front, "POST", "/search", {"query": word, "user_id": user, "top_k": 5})
+            self.assertEqual(status, 200)
+            self.assertIn(word, body["data"][0]["content"])
+            self.assertEqual(headers["x-flowmem-node"], self.owner(user))
+
+    def test_user_routes_by_path_reach_the_owner(self) -> None:
+        for user in TRICKY_IDS:
+            self.assertEqual(request(self.front, "POST", "/add", add_body(user, "path routed"))[0], 200)
+            path = "/users/%s/sessions" % urllib.parse.quote(user, safe="")
+            status, body, headers = request(self.front, "GET", path)
+            self.assertEqual(status, 200, (user, body))
+            self.assertEqual(headers["x-flowmem-node"], self.owner(user), user)
+            self.assertEqual([s["session_id"] for s in body["data"]], ["s1"], user)
+            path = "/users/%s/messages?limit=1" % urllib.parse.quote(user, safe="")
+            status, body, _ = request(self.front, "GET", path)
+            self.assertEqual((status, body["data"][0]["user_id"]), (200, user))
+
+    def test_the_body_user_id_is_read_as_flowmem_reads_it(self) -> None:
+        # Searches write nothing: the node that answered shows where an Add would have gone.
+        rnd = random.Random(14)
+        alphabet = ["a", "é", "🙂", "/", "\\", '"', "%", " ", "中", "\u2028", "\x7f", "+", "#", "Ω", "\U0001F600"]
+        for i in range(200):
+            user = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 8)))
+            body = {"query": "anything", "top_k": 1, "user_id": user,
+                    "options": [{"user_id": "nested"}] if i % 3 == 0 else ["x"]}
+            raw = json.dumps(body, ensure_ascii=bool(i % 2), indent=2 if i % 5 == 0 else None).encode()
+            if i % 4 == 0:
+                raw = raw.replace(b"/", b"\\/")
+            if i % 7 == 0:
+                raw = b'{"user_id": "first of two", ' + raw[1:]  # Python's json keeps the last
+            status, _, headers = request(self.front, "POST", "/search", raw=raw)
+            self.assertIn(status, (200, 422), raw)
+            self.assertEqual(headers["x-flowmem-node"], self.owner(user), raw)
+
+    def test_a_request_without_a_user_is_answered_by_a_node_and_writes_nothing(self) -> None:
+        before = users_by_node(self.cluster or {})
+        for raw in (b"{", b"[]", b'{"request_id": "r", "session_id": "s", "messages": []}', b'{"user_id": null}'):
+            status, body, _ = request(self.front, "POST", "/add", raw=raw)
+            self.assertIn(status, (400, 422), raw)
+            self.assertIn("reason", body["detail"])
+        self.assertEqual(users_by_node(self.cluster or {}), before)
+
+    def test_all_users_and_metrics_are_per_node_at_the_front(self) -> None:
+        status, body, _ = request(self.front, "GET", "/users")
+        self.assertEqual(status, 501)
+        self.assertIn("/nodes/{node}/users", body["detail"]["reason"])
+        user = "listed-" + uuid.uuid4().hex
+        request(self.front, "POST", "/add", add_body(user, "hello"))
+        status, body, headers = request(self.front, "GET", "/nodes/%s/users?limit=1000" % self.owner(user))
+        self.assertEqual((status, headers["x-flowmem-node"]), (200, self.owner(user)))
+        self.assertIn(user, [u["user_id"] for u in body["data"]])
+        self.assertEqual(request(self.front, "GET", "/nodes/%s/metrics" % self.names[0])[0], 200)
+
+    def test_a_frozen_user_gets_503_and_a_mapped_user_goes_to_its_node(self) -> None:
+        assert self.cluster is not None
+        user = "moving é/%s" % uuid.uuid4().hex
+        other = next(n for n in self.names if n != self.owner(user))
+        try:
+            cluster_tool.set_owner(self.cluster, user, "frozen")
+            status, body, headers = request(self.front, "POST", "/add", add_body(user, "while frozen"))
+            self.assertEqual((status, headers.get("retry-after")), (503, "1"))
+            self.assertIn("moved", body["detail"]["reason"])
+            cluster_tool.set_owner(self.cluster, user, other)
+            self.assertEqual(haproxy_config.read_map(self.cluster["map"])[user], other)
+            self.assertEqual(request(self.front, "POST", "/add", add_body(user, "after the move"))[0], 200)
+            self.assertEqual(users_by_node(self.cluster)[user], [other])
+            _, _, headers = request(self.front, "GET", "/users/%s/sessions" % urllib.parse.quote(user, safe=""))
+            self.assertEqual(headers["x-flowmem-node"], other)
+        finally:
+            cluster_tool.set_owner(self.cluster, user, None)
+        self.assertNotIn(user, haproxy_config.read_map(self.cluster["map"]))
+        _, _, headers = request(self.front, "POST", "/search", {"query": "move", "user_id": user, "top_k": 1})
+        self.assertEqual(headers["x-flowmem-node"], haproxy_config.hashed_owner(user, self.names))
+
+    def test_the_front_answers_health_itself_with_every_node(self) -> None:
+        status, body, _ = request(self.front, "GET", "/health", key=False)
+        self.assertEqual((status, body), (200, {"status": "ok", "nodes": {n: "up" for n in self.names}}))
+
+
+class NodeDownTest(ClusterCase):
+    def test_a_killed_nodes_users_get_503_and_everyone_else_is_served(self) -> None:
+        assert self.cluster is not None
+        users = ["down-%d" % i for i in range(24)]
+        for user in users:
+            self.assertEqual(request(self.front, "POST", "/add", add_body(user, "kept word zebra"))[0], 200)
+        victim = self.cluster["nodes"][1]
+        os.kill(victim["pid"], signal.SIGKILL)
+        while cluster_tool.alive(victim["pid"]):
+            time.sleep(0.01)
+        for user in users:  # at once: before any health check has noticed
+            query = {"query": "zebra", "user_id": user, "top_k": 3}
+            status, body, headers = request(self.front, "POST", "/search", query)
+            if self.owner(user) == victim["name"]:
+                self.assertEqual(status, 503, user)
+                self.assertEqual(headers.get("retry-after"), "1")
+                self.assertIn("reason", body["detail"])
+            else:
+                self.assertEqual(status, 200, user)
+                self.assertIn("zebra", body["data"][0]["content"])
+        lost = next(u for u in users if self.owner(u) == victim["name"])
+        self.assertEqual(request(self.front, "POST", "/add", add_body(lost, "during the outage"))[0], 503)
+        self.assertNotIn(lost, [u for u, nodes in users_by_node(self.cluster).items() if victim["name"] not in nodes])
+        deadline = time.monotonic() + 10
+        while True:
+            _, health, _ = request(self.front, "GET", "/health", key=False)
+            if health["nodes"][victim["name"]] == "down" or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        expected = {n["name"]: "down" if n is victim else "up" for n in self.cluster["nodes"]}
+        self.assertEqual(health, {"status": "degraded", "nodes": expected})
+
+
+class ConfigTest(unittest.TestCase):
+    """The generator and the ownership rule, without starting anything."""
+
+    def test_owner_is_crc32_mod_n_unless_the_map_says_otherwise(self) -> None:
+        names = haproxy_config.node_names(3)
+        self.assertEqual(cluster_tool.owner("alice", names), "node3")  # crc32(b"alice") = 663665735, HAProxy's too
+        self.assertEqual(cluster_tool.owner("alice", names, {"alice": "node1"}), "node1")
+        bob = haproxy_config.hashed_owner("bob", names)
+        self.assertEqual(cluster_tool.owner("bob", names, {"alice": "node1"}), bob)
+
+    def test_the_shard_map_keeps_any_user_id(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "shards.map")
+            overrides = {user: "node2" for user in TRICKY_IDS}
+            overrides["x y"] = "frozen"
+            haproxy_config.write_map(path, overrides)
+            self.assertEqual(haproxy_config.read_map(path), overrides)
+            with open(path, encoding="utf-8") as f:
+                self.assertIn("\n782079 frozen\n", f.read())  # the key is the id's UTF-8 in hex: no space in it
+
+    def test_the_generated_configuration_is_valid_for_haproxy(self) -> None:
+        binary = program(self, "haproxy", "/usr/sbin/haproxy")
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = haproxy_config.write_config(tmp, [("node1", "127.0.0.1:1"), ("node2", "127.0.0.1:2")],
+                                                "127.0.0.1:3", os.path.join(tmp, "haproxy.sock"))
+            done = subprocess.run([binary, "-c", "-f", paths["haproxy.cfg"]], capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            with open(paths["haproxy.cfg"], encoding="utf-8") as f:
+                text = f.read()
+        self.assertNotIn("redispatch", text.split("backend node1")[1])
+        self.assertIn("tune.bufsize %d" % (8388608 + haproxy_config.HEADER_ROOM), text)
+
+
+if __name__ == "__main__":
+    unittest.main()
