@@ -231,6 +231,10 @@ class Config:
         "FULL", "database", "SQLite durability: OFF, NORMAL, FULL or EXTRA; FULL means an acknowledged Add "
         "survives power loss")
     log_level: str = setting("INFO", "server", "the lowest level logged: DEBUG, INFO, WARNING or ERROR")
+    # Beside Litestream flowmem's truncating checkpoints wait out its read lock (README, Sharding and replication).
+    checkpoints: str = setting(
+        "flowmem", "database", "who checkpoints the WAL: flowmem (a background thread, and after delete-user), or "
+        "external: never flowmem (Litestream, replicating the file, does it)")
     pause_gc: bool = setting(True, "database", "pause Python's cyclic garbage collector during each search")  # README
     metrics_public: bool = setting(
         False, "server", "serve GET /metrics without the API key (to a scraper that cannot send one)")
@@ -324,6 +328,8 @@ class Config:
             raise ConfigError("message_share must be between 0 and 1")
         if self.synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise ConfigError("synchronous must be OFF, NORMAL, FULL or EXTRA, got %r" % self.synchronous)
+        if self.checkpoints not in ("flowmem", "external"):
+            raise ConfigError("checkpoints must be flowmem or external, got %r" % self.checkpoints)
         return self
 
 

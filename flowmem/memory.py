@@ -53,7 +53,8 @@ def init(config: Config) -> ViewSettings:
     except OSError as e:
         raise StoreError("cannot create database %s: %s" % (path, e.strerror)) from e
     try:
-        store = Store(path, synchronous=config.synchronous, cache_messages=0, settings=settings)
+        store = Store(path, synchronous=config.synchronous, cache_messages=0, settings=settings,
+                      checkpoints=config.checkpoints)
     except BaseException:
         os.remove(path)
         raise
@@ -70,7 +71,8 @@ def reindex(config: Config, progress: Optional[Callable[[int, int], None]] = Non
     counts messages. Returns the settings the index now has.
     """
     # cache_messages=0: rebuilding reads messages from the file, never through the session cache.
-    store = Store(config.db, synchronous=config.synchronous, cache_messages=0, create=False, check_index=False)
+    store = Store(config.db, synchronous=config.synchronous, cache_messages=0, create=False, check_index=False,
+                  checkpoints=config.checkpoints)
     try:
         return store.reindex(settings=config.index_settings(), progress=progress)
     finally:
@@ -114,7 +116,7 @@ class Memory:
         self.config = config
         self.store = Store(config.db, settings=config.index_settings(), synchronous=config.synchronous,
                            cache_messages=config.cache_messages, cache_words=config.cache_words,
-                           read_only=read_only, create=create)
+                           read_only=read_only, create=create, checkpoints=config.checkpoints)
         self._ranking = config.ranking(self.store.settings)
 
     def add(self, body: Mapping[str, Any]) -> Dict[str, Any]:

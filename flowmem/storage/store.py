@@ -13,7 +13,9 @@ write transaction first reads the generation (one row); when another process
 changed it, this Store adopts the settings of that snapshot and empties its caches,
 so it never answers from an index it no longer reads. `read_only=True` opens the
 file with SQLite's mode=ro: no writer, no checkpointer, no migration, so it works on
-read-only files.
+read-only files. `checkpoints="external"` leaves every checkpoint to another process
+(Litestream, replicating the file): no background checkpoints, none after delete_user
+or at close (checkpointer.py says why).
 
 Storage errors a caller can meet (a full disk, a lock held past the timeout, I/O
 errors) become StorageFull or Unavailable with nothing written (sqlite_errors.py).
@@ -61,7 +63,8 @@ class Store:
 
     def __init__(self, path: str, *, synchronous: str, cache_messages: int, cache_words: int = 0,
                  settings: SettingsRequest = None,
-                 pool_size: int = 16, read_only: bool = False, create: bool = True, check_index: bool = True):
+                 pool_size: int = 16, read_only: bool = False, create: bool = True, check_index: bool = True,
+                 checkpoints: str = "flowmem"):
         """Open the database at `path`, creating and migrating it as needed unless told not to.
 
         `settings` are the index settings asked for (ViewSettings names; a ViewSettings
@@ -74,13 +77,15 @@ class Store:
         messages search keeps in memory between searches (session_cache.py), `cache_words`
         the words of users' messages whose postings it keeps (postings.py).
         `read_only` opens the file read-only (no writes of any kind, no migration);
-        `create=False` refuses a missing file instead of creating it.
+        `create=False` refuses a missing file instead of creating it. `checkpoints`: "flowmem"
+        (a background thread, checkpointer.py) or "external" (never this Store: Litestream's).
         """
         check_fts5()
         refuse_sidecar(path)
         self.path = path
         self.read_only = read_only
         self._synchronous = synchronous
+        self._own_checkpoints = checkpoints != "external"
         self._pool_size = pool_size
         self._cache = SessionCache(cache_messages)
         self._postings_cache: BoundedCache[HeldPostings] = BoundedCache(
@@ -128,7 +133,8 @@ class Store:
             migrate(self._writer, self.path)
         self._writer.execute("PRAGMA wal_autocheckpoint = 0")
         self._checkpointer = Checkpointer(self.path, self._uri, self._synchronous, self._write_lock)
-        self._checkpointer.start()
+        if self._own_checkpoints:
+            self._checkpointer.start()
 
     def _open_read_only(self) -> None:
         """A first read connection (mode=ro), checked to be a flowmem database at this schema."""
@@ -208,11 +214,12 @@ class Store:
                     self._idle.get_nowait().close()
                 except queue.Empty:
                     break
-            if self._writer is not None:
+            if self._writer is not None and self._own_checkpoints:
                 try:
                     self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 except sqlite3.Error as e:
                     log.warning("checkpoint at close failed: %s", e)
+            if self._writer is not None:
                 self._writer.close()
 
     # -- index generations -----------------------------------------------------------
@@ -348,11 +355,13 @@ class Store:
 
         Returns False if the user was unknown. The FTS5 index is merged in the same
         transaction so that no old index page keeps the user's terms, and the WAL is
-        checkpointed; with secure_delete on, freed pages are zeroed. Other writes wait
-        meanwhile: about 7 s on a database of 1M messages (2 cores).
+        checkpointed (unless checkpoints are external); with secure_delete on, freed pages
+        are zeroed. Other writes wait meanwhile: about 7 s on a database of 1M messages (2 cores).
         """
         if self._delete(lambda conn: writer.delete_user(conn, user_id)) is None:
             return False
+        if not self._own_checkpoints:
+            return True  # Litestream's next checkpoint copies the rest (README: the replica keeps history)
         with self._write_lock:
             try:
                 if self._writer and self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
