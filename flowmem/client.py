@@ -197,7 +197,7 @@ class Client:
         for i, record in enumerate(records):
             if not isinstance(record, Mapping) or not isinstance(record.get("user_id"), str):
                 raise InvalidField("records[%d].user_id" % i, "is required (the server imports per user)")
-            length = len(json.dumps(record, ensure_ascii=False).encode("utf-8")) + 1
+            length = len(json.dumps(record, ensure_ascii=False).encode("utf-8")) + 2  # and its ", "
             if batch and (record["user_id"] != user or size + length > budget):
                 yield user, first, batch
                 batch, size = [], 0

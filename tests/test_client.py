@@ -1,9 +1,11 @@
 """flowmem.Client against a real server (tests/server.py): Memory's calls, answers and errors over HTTP."""
+import json
 import shutil
 import subprocess
 import sys
 import tempfile
 import unittest
+from typing import Any, List
 
 import flowmem
 from flowmem.client import Client
@@ -123,6 +125,19 @@ class ExportImportTest(ClientTestCase):
         for user in ("ex-a", "ex-b"):
             search = {"query": "canoe", "user_id": user, "top_k": 10}
             self.assertEqual(importer.search(search), self.client.search(search))
+
+    def test_every_import_batch_is_within_the_body_limit_however_many_records_it_holds(self):
+        sizes: List[int] = []
+
+        class Measured(Client):
+            def request(self, method: str, path: str, body: Any = None, query: Any = None) -> Any:
+                sizes.append(len(json.dumps(body, ensure_ascii=False).encode("utf-8")))
+                return {"requests": len(body["records"])}
+
+        records = [add_body("many", "s1", ["é %d" % i], "m%d" % i) for i in range(3000)]
+        self.assertEqual(Measured("http://127.0.0.1:9", max_body_bytes=20000).import_records(records)["requests"], 3000)
+        self.assertGreater(len(sizes), 10)
+        self.assertLessEqual(max(sizes), 20000)
 
     def test_a_bad_record_is_named_by_its_index_in_the_whole_import(self):
         records = [add_body("bad-import", "s1", ["Alice: %d" % i], "b%d" % i) for i in range(9)]
