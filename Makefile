@@ -68,9 +68,10 @@ cluster:
 cluster-down:
 	$(PYTHON) tools/cluster.py down --dir cluster
 
-# The cluster tests (tests/test_cluster_*.py): real HAProxy (and Litestream); skipped without them unless CI is set.
+# The cluster tests (routing, replication, moving a user): real HAProxy and Litestream; skipped without them unless CI is set.
+CLUSTER_TESTS = $(patsubst %.py,%,$(subst /,.,$(wildcard tests/test_cluster*.py tests/test_replication.py tests/test_move_user.py)))
 test-cluster:
-	$(PYTHON) -m unittest discover -s tests -t . -p 'test_cluster*.py' -v
+	$(PYTHON) -m unittest -v $(CLUSTER_TESTS)
 
 # Add throughput and Search p50/p99 through the front (1 and 3 nodes) beside a node directly (LOCOMO=...).
 bench-cluster:

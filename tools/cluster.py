@@ -108,13 +108,15 @@ def _litestream_starter() -> Any:
     return replication
 
 
-def _start_node(directory: str, name: str, port: int, api_key_file: Optional[str], replication: Any) -> Dict[str, Any]:
+def _start_node(directory: str, name: str, port: int, api_key_file: Optional[str], replication: Any,
+                max_body_bytes: int) -> Dict[str, Any]:
     node_dir = os.path.abspath(os.path.join(directory, name))
     os.makedirs(node_dir, exist_ok=True)
     node: Dict[str, Any] = {"name": name, "url": "http://%s:%d" % (HOST, port),
                             "db": os.path.join(node_dir, "flowmem.db"), "log": os.path.join(node_dir, "flowmem.log"),
                             "litestream_pid": None, "replica": None, "litestream_config": None}
-    argv = [sys.executable, "-m", "flowmem", "serve", "--host", HOST, "--port", str(port), "--db", node["db"]]
+    argv = [sys.executable, "-m", "flowmem", "serve", "--host", HOST, "--port", str(port), "--db", node["db"],
+            "--max-body-bytes", str(max_body_bytes)]
     if api_key_file:
         argv += ["--api-key-file", os.path.abspath(api_key_file)]
     env = {"PYTHONPATH": ROOT}
@@ -163,10 +165,12 @@ def alive(pid: int) -> bool:
 
 
 def up(directory: str, nodes: int = 3, base_port: int = DEFAULT_PORT,
-       api_key_file: Optional[str] = None, replicate: bool = True) -> Dict[str, Any]:
+       api_key_file: Optional[str] = None, replicate: bool = True,
+       max_body_bytes: int = haproxy_config.MAX_BODY_BYTES) -> Dict[str, Any]:
     """Start the cluster in `directory` (see the module docstring); returns what cluster.json holds.
 
     `replicate` False: no Litestream even where it is installed (routing tests need none).
+    `max_body_bytes` is every node's --max-body-bytes and the front's limit (and buffer size).
     """
     binary = haproxy_binary()
     if not binary:
@@ -178,7 +182,7 @@ def up(directory: str, nodes: int = 3, base_port: int = DEFAULT_PORT,
     os.makedirs(directory, exist_ok=True)
     base = _free_base(nodes) if base_port == 0 else base_port
     replication = _litestream_starter() if replicate else None
-    started = [_start_node(directory, name, base + i, api_key_file, replication)
+    started = [_start_node(directory, name, base + i, api_key_file, replication, max_body_bytes)
                for i, name in enumerate(node_names(nodes), start=1)]
     cluster: Dict[str, Any] = {"front": "http://%s:%d" % (HOST, base), "dir": directory,
                                "admin_socket": os.path.join(directory, "haproxy.sock"),
@@ -188,7 +192,7 @@ def up(directory: str, nodes: int = 3, base_port: int = DEFAULT_PORT,
     for node in started:
         wait_healthy(node["url"] + "/health", START_TIMEOUT_S, node["pid"], node["log"])
     haproxy_config.write_config(directory, [(n["name"], n["url"][len("http://"):]) for n in started],
-                                "%s:%d" % (HOST, base), cluster["admin_socket"])
+                                "%s:%d" % (HOST, base), cluster["admin_socket"], max_body_bytes)
     config = os.path.join(directory, "haproxy.cfg")
     subprocess.run([binary, "-c", "-q", "-f", config], check=True)
     log = os.path.join(directory, "haproxy.log")
@@ -301,12 +305,15 @@ def main(argv: Optional[List[str]] = None) -> int:
                        help="the front's port; node I listens on it plus I (0: a free range)")
     start.add_argument("--api-key-file", help="every node's API key file")
     start.add_argument("--no-replication", action="store_true", help="no Litestream, even where installed")
+    start.add_argument("--max-body-bytes", type=int, default=haproxy_config.MAX_BODY_BYTES,
+                       help="the largest request body, at the nodes and the front (default: %(default)s)")
     for command in (start, sub.add_parser("down", help="stop the cluster"), sub.add_parser("status")):
         command.add_argument("--dir", default="cluster", help="the cluster's directory (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
         if args.command == "up":
-            cluster = up(args.dir, args.nodes, args.base_port, args.api_key_file, not args.no_replication)
+            cluster = up(args.dir, args.nodes, args.base_port, args.api_key_file, not args.no_replication,
+                         args.max_body_bytes)
             print("cluster up: front %s, %d nodes, %s/cluster.json" % (cluster["front"], args.nodes, cluster["dir"]))
         elif args.command == "down":
             killed = down(args.dir)
