@@ -152,6 +152,16 @@ class RoutingTest(ClusterCase):
             status, body, _ = request(self.front, "GET", path)
             self.assertEqual((status, body["data"][0]["user_id"]), (200, user))
 
+    def test_the_path_user_id_is_decoded_as_flowmem_decodes_it(self) -> None:
+        # Python's unquote keeps what is not %XX ("100%", "%zz"): HAProxy's url_dec finds no id there.
+        rnd = random.Random(41)
+        pieces = ["a", "%", "%zz", "%2", "%25", "%2F", "%C3%A9", "%F0%9F%99%82", "+", "~", "%20", "%e4%b8%ad", "x"]
+        for _ in range(120):
+            segment = "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 5)))
+            status, _, headers = request(self.front, "GET", "/users/%s/sessions" % segment)
+            self.assertIn(status, (200, 422), segment)  # 422: a blank id
+            self.assertEqual(headers["x-flowmem-node"], self.owner(urllib.parse.unquote(segment)), segment)
+
     def test_the_body_user_id_is_read_as_flowmem_reads_it(self) -> None:
         # Searches write nothing: the node that answered shows where an Add would have gone.
         rnd = random.Random(14)

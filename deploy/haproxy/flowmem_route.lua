@@ -1,4 +1,5 @@
 -- lua.flowmem_user_id: the top-level "user_id" of a JSON request body, decoded to UTF-8, as flowmem reads it.
+-- lua.flowmem_path_user: the user id in a /users/{user_id}/... path, percent-decoded as flowmem decodes it.
 --
 -- HAProxy 2.6's json_query cannot route flowmem's bodies: it decodes \u00e9 to the byte E9 rather
 -- than UTF-8, finds nothing for surrogate pairs (\ud83d\ude42) or \/, and takes the first of
@@ -103,6 +104,14 @@ local function user_id(body)
   end
   return found
 end
+
+-- As Python's urllib.parse.unquote: every %XX (two hex digits) becomes its byte, anything else stays as it
+-- is ("100%" is "100%"; HAProxy's url_dec finds nothing there, which would send the request to no owner).
+core.register_fetches('flowmem_path_user', function(txn)
+  local segment = string.match(txn.f:path() or '', '^/users/([^/]*)')
+  if not segment then return nil end
+  return (string.gsub(segment, '%%(%x%x)', function(hex) return string.char(tonumber(hex, 16)) end))
+end)
 
 core.register_fetches('flowmem_user_id', function(txn)
   local body = txn.f:req_body()
