@@ -97,8 +97,7 @@ def render(nodes: Sequence[Tuple[str, str]], bind: str, map_path: str, admin_soc
                         + "    option httpchk\n"
                         + "    http-check send meth GET uri /health ver HTTP/1.1 hdr Host localhost\n"
                         + "    http-check expect status 200\n"
-                        + "    server %s %s check inter 1s fall 2 rise 1 observe layer4 error-limit 1"
-                          " on-error mark-down\n" % (name, address))
+                        + "    server %s %s check inter 1s fall 2 rise 1\n" % (name, address))
     anynode = "".join("    server %s %s check inter 1s fall 2 rise 1\n" % (n, a) for n, a in nodes)
     with open(TEMPLATE, encoding="utf-8") as f:
         template = string.Template(f.read())
