@@ -153,6 +153,8 @@ def wait_healthy(url: str, timeout: float, pid: Optional[int] = None, log: str =
 
 def alive(pid: int) -> bool:
     """Whether process `pid` still runs (a zombie child counts as gone)."""
+    if pid <= 0:  # os.kill(0, ...) would ask about this whole process group
+        return False
     try:
         os.kill(pid, 0)
     except OSError:

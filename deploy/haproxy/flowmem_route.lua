@@ -52,13 +52,21 @@ local function read_string(body, pos)
   end
 end
 
+-- The position after the string starting at the quote at `pos`, decoding nothing (message contents are long).
+local function skip_string(body, pos)
+  local i = pos + 1
+  while true do
+    local j = string.find(body, '["\\]', i)
+    if not j then return #body + 1 end
+    if string.byte(body, j) == 34 then return j + 1 end
+    i = j + 2
+  end
+end
+
 -- The position after the value starting at `pos` (any JSON value; containers by depth count).
 local function skip_value(body, pos)
   local c = string.sub(body, pos, pos)
-  if c == '"' then
-    local _, after = read_string(body, pos)
-    return after
-  end
+  if c == '"' then return skip_string(body, pos) end
   if c ~= '{' and c ~= '[' then
     local _, last = string.find(body, '^[%w%+%-%.]*', pos)
     return last + 1
@@ -69,8 +77,7 @@ local function skip_value(body, pos)
     if not j then return #body + 1 end
     local d = string.sub(body, j, j)
     if d == '"' then
-      local _, after = read_string(body, j)
-      i = after
+      i = skip_string(body, j)
     else
       depth = depth + ((d == '{' or d == '[') and 1 or -1)
       i = j + 1
@@ -113,8 +120,11 @@ core.register_fetches('flowmem_path_user', function(txn)
   return (string.gsub(segment, '%%(%x%x)', function(hex) return string.char(tonumber(hex, 16)) end))
 end)
 
+-- txn.body_read is set once the scan has finished, found or not: without it (the scan failed or ran out of
+-- time) the front refuses the request rather than send it to a node that may not own its user.
 core.register_fetches('flowmem_user_id', function(txn)
-  local body = txn.f:req_body()
-  if not body then return nil end
-  return user_id(body)
+  local body = txn.f:req_body() or ''
+  local found = user_id(body)
+  txn:set_var('txn.body_read', 1)
+  return found
 end)
