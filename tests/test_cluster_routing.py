@@ -76,6 +76,7 @@ class ClusterCase(unittest.TestCase):
     """Starts one cluster per class (nodes in a temporary directory); stops it after."""
 
     nodes = 3
+    max_body_bytes = haproxy_config.MAX_BODY_BYTES
     cluster: Optional[Dict[str, Any]] = None
 
     @classmethod
@@ -88,7 +89,8 @@ class ClusterCase(unittest.TestCase):
             f.write(KEY + "\n")
         directory = os.path.join(cls.tmp.name, "cluster")
         try:
-            cls.cluster = cluster_tool.up(directory, cls.nodes, 0, key_file, replicate=False)
+            cls.cluster = cluster_tool.up(directory, cls.nodes, 0, key_file, replicate=False,
+                                          max_body_bytes=cls.max_body_bytes)
         except BaseException:
             if os.path.exists(os.path.join(directory, "cluster.json")):
                 cluster_tool.down(directory)
@@ -255,6 +257,38 @@ class NodeDownTest(ClusterCase):
             time.sleep(0.2)
         expected = {n["name"]: "down" if n is victim else "up" for n in self.cluster["nodes"]}
         self.assertEqual(health, {"status": "degraded", "nodes": expected})
+
+
+class BodyLimitTest(ClusterCase):
+    nodes = 2
+    max_body_bytes = 65536
+
+    def chunked_add(self, body: bytes) -> Tuple[int, Any]:
+        parts = urllib.parse.urlsplit(self.front)
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+        try:
+            conn.putrequest("POST", "/add")
+            for name, value in (("Content-Type", "application/json"), ("Authorization", "Bearer " + KEY),
+                                ("Transfer-Encoding", "chunked")):
+                conn.putheader(name, value)
+            conn.endheaders()
+            for i in range(0, len(body), 1000):
+                conn.send(b"%x\r\n%s\r\n" % (len(body[i:i + 1000]), body[i:i + 1000]))
+            conn.send(b"0\r\n\r\n")
+            resp = conn.getresponse()
+            return resp.status, json.loads(resp.read())
+        finally:
+            conn.close()
+
+    def test_a_chunked_body_within_the_limit_is_routed_whole_and_one_over_it_is_refused(self) -> None:
+        # user_id last: routing must see the whole body, never its first buffer's worth.
+        for size, expected in ((60000, 200), (70000, 413), (300000, 413)):
+            user = "chunked-%d" % size
+            body = add_body(user, "x" * size)
+            body["user_id"] = body.pop("user_id")
+            status, answer = self.chunked_add(json.dumps(body).encode())
+            self.assertEqual(status, expected, answer)
+            self.assertEqual(users_by_node(self.cluster or {}).get(user), [self.owner(user)] if status == 200 else None)
 
 
 class ConfigTest(unittest.TestCase):
