@@ -3,10 +3,13 @@
 
 Each trial, in a fresh temporary folder:
 
-1. starts `python -m flowmem serve` (FLOWMEM_CHECKPOINTS=external, or `--checkpoints`) on a new database
-   and Litestream beside it (tools/replication.py, a file replica, `--sync-interval`);
-2. sends Adds from `--clients` threads for `--duration` seconds, each Add one message
-   with a unique request_id, and records when each was acknowledged (HTTP 200);
+1. starts `python -m flowmem serve` (FLOWMEM_CHECKPOINTS=external, or `--checkpoints`)
+   on a new database and Litestream beside it (tools/replication.py, a file replica,
+   `--sync-interval`);
+2. sends Adds from `--clients` threads for `--duration` seconds plus a random part of
+   the sync interval (so that the loss falls anywhere between two syncs, not at the
+   same point of Litestream's cycle every trial), each Add one message with a unique
+   request_id, and records when each was acknowledged (HTTP 200);
 3. kills flowmem and Litestream together with SIGKILL (a node lost at once: no
    shutdown sync), deletes the database, its -wal and -shm and Litestream's local
    state, as a lost disk would;
@@ -17,16 +20,19 @@ Each trial, in a fresh temporary folder:
 It reports, per trial, how many acknowledged Adds were lost and how long before the
 loss the oldest of them was acknowledged: every Add acknowledged earlier than that was
 present. Exit status 1 if any Add acknowledged more than `--bound` seconds before the
-loss is missing (default: 3 x the sync interval), or a restore or its checks fail.
+loss is missing (default: the sync interval plus 2 s, Litestream's 1 s look at the WAL
+and 1 s of slack), or a restore or its checks fail.
 
     python tools/measure_rpo.py                       # 5 trials, 1 s sync interval, 10 s of Adds
     python tools/measure_rpo.py --trials 3 --sync-interval 5s --out rpo.json
+    python tools/measure_rpo.py --sync-interval 5s --clients 1 --rate 20 --duration 15   # a light load
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -72,8 +78,9 @@ def word(request_id: str) -> str:
     return "zz" + "".join(chr(ord("a") + int(d)) if d.isdigit() else "q" for d in request_id[1:])
 
 
-def send_adds(endpoint: str, clients: int, duration: float) -> Dict[str, float]:
-    """Adds from `clients` threads for `duration` seconds; request_id -> monotonic time acknowledged."""
+def send_adds(endpoint: str, clients: int, duration: float, rate: float = 0.0) -> Dict[str, float]:
+    """Adds from `clients` threads for `duration` seconds, each at most `rate` a second (0: no limit);
+    request_id -> monotonic time acknowledged."""
     acked: Dict[str, float] = {}
     lock = threading.Lock()
     stop_at = time.monotonic() + duration
@@ -90,6 +97,8 @@ def send_adds(endpoint: str, clients: int, duration: float) -> Dict[str, float]:
                 continue  # not acknowledged: not counted
             with lock:
                 acked[request_id] = time.monotonic()
+            if rate:
+                time.sleep(1 / rate)
 
     threads = [threading.Thread(target=client, args=(n,), daemon=True) for n in range(clients)]
     for t in threads:
@@ -134,7 +143,7 @@ def trial(args: argparse.Namespace, directory: str) -> Dict[str, Any]:
     flowmem, endpoint = start_flowmem(db, os.path.join(directory, "flowmem.log"), args.checkpoints)
     litestream = replication.start_litestream(db, directory, args.sync_interval)
     time.sleep(args.warmup)
-    acked = send_adds(endpoint, args.clients, args.duration)
+    acked = send_adds(endpoint, args.clients, args.duration + random.uniform(0, args.interval_s), args.rate)
     lost_at = lose_node([flowmem, litestream], db)
     restored = os.path.join(directory, "restored.db")
     result = replication.restore(os.path.join(directory, "replica"), restored)
@@ -161,14 +170,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--sync-interval", default=replication.SYNC_INTERVAL, help="Litestream's (Go duration: 1s)")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of Adds before the loss")
     parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--rate", type=float, default=0.0, help="Adds a second per client, at most (0: no limit)")
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds Litestream runs before the Adds")
     parser.add_argument("--bound", type=float, help="fail if an Add older than this many seconds is lost")
     parser.add_argument("--checkpoints", choices=("external", "flowmem"), default="external",
                         help="the flowmem setting during the Adds (flowmem: its own checkpointer, for comparison)")
     parser.add_argument("--out", help="write every figure as JSON here")
     args = parser.parse_args(argv)
-    interval = float(args.sync_interval.rstrip("s")) if re.fullmatch(r"[0-9.]+s", args.sync_interval) else 1.0
-    bound = args.bound if args.bound is not None else 3 * interval
+    if not re.fullmatch(r"[0-9.]+s", args.sync_interval):
+        parser.error("--sync-interval: seconds, as 1s or 0.5s")
+    args.interval_s = float(args.sync_interval[:-1])
+    bound = args.bound if args.bound is not None else args.interval_s + 2.0
     trials = []
     for n in range(args.trials):
         with tempfile.TemporaryDirectory(prefix="flowmem-rpo-") as directory:
@@ -184,7 +196,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             json.dump({"sync_interval": args.sync_interval, "checkpoints": args.checkpoints, "clients": args.clients,
-                       "duration_s": args.duration, "trials": trials, "worst_lost_age_s": worst}, f, indent=2)
+                       "rate": args.rate, "duration_s": args.duration, "trials": trials, "worst_lost_age_s": worst},
+                      f, indent=2)
     return 1 if worst > bound else 0
 
 
