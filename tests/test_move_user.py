@@ -1,0 +1,269 @@
+"""Moving a user between nodes of a real loopback cluster (tools/move_user.py): HAProxy in front, three nodes.
+
+What a move promises, checked from the outside: the user's searches through the front
+answer byte for byte as before; afterwards the user's messages are in the new node's
+database file and in no other; an Add stream through the front that retries 503 as the
+platform does ends with every acknowledged Add stored exactly once; other users' searches
+answer as before all through it. And what it promises when it goes wrong: a difference
+found in verification puts the user back where it was, and a move that dies midway is
+finished by running it again.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import warnings
+from typing import Any, Dict, List, Tuple
+from unittest import mock
+
+from flowmem.client import Client
+from flowmem.errors import RetryLater
+from tests.components import program
+from tests.helpers import add_body
+from tools import cluster as loopback, move_user
+from tools.haproxy_config import hashed_owner
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NAMES = ["node1", "node2", "node3"]
+TOPICS = ["hiking in the alps", "a beagle called Rex", "sourdough bread", "the chess club", "learning Portuguese",
+          "a trip to Kyoto", "the garden tomatoes", "a marathon in October"]
+
+
+def user_on(node: str, prefix: str) -> str:
+    """A fresh user id whose hash names `node`."""
+    return next(u for u in ("%s-%d" % (prefix, i) for i in range(1000)) if hashed_owner(u, NAMES) == node)
+
+
+def messages_in(db: str, user_id: str) -> List[str]:
+    """The user's message contents as stored in a node's database file (read-only)."""
+    with contextlib.closing(sqlite3.connect("file:%s?mode=ro" % db, uri=True)) as conn:
+        rows = conn.execute("SELECT m.content FROM messages m JOIN sessions s USING (session_key)"
+                            " JOIN users u USING (user_key) WHERE u.user_id = ?", (user_id,))
+        return [content for (content,) in rows]
+
+
+class MoveUserTest(unittest.TestCase):
+    cluster: Dict[str, Any] = {}
+    directory = ""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.directory = tempfile.mkdtemp(prefix="flowmem-move-")
+        if loopback.haproxy_binary():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ResourceWarning)  # the cluster's processes outlive their Popen
+                cls.cluster = loopback.up(cls.directory, nodes=3, base_port=0)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        if cls.cluster:
+            loopback.down(cls.directory)
+        shutil.rmtree(cls.directory, ignore_errors=True)
+
+    def setUp(self) -> None:
+        program(self, "haproxy", "/usr/sbin/haproxy")
+        self.front = Client(self.cluster["front"])
+        self.nodes = {n["name"]: n for n in self.cluster["nodes"]}
+
+    def fill(self, user: str, sessions: int = 4) -> None:
+        for s in range(sessions):
+            contents = ["%s talked about %s, day %d" % (user, TOPICS[(s + i) % len(TOPICS)], i) for i in range(5)]
+            self.front.add(add_body(user, "session-%d" % s, contents, request_id="%s/%d" % (user, s)))
+
+    def searches(self, user: str) -> List[Tuple[int, bytes]]:
+        """The raw answers of the front to a fixed set of the user's searches."""
+        plan = move_user.cluster_plan(self.directory, user, None)
+        return [plan.search_bytes(self.cluster["front"], {"user_id": user, "query": topic, "top_k": 5})
+                for topic in TOPICS[:5]]
+
+    def move(self, user: str, to: str, *flags: str) -> str:
+        """tools/move_user.py as a command (`--cluster DIR` unless other flags are given); its output."""
+        result = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "move_user.py"),
+                                 *(flags or ("--cluster", self.directory)), user, to],
+                                capture_output=True, text=True, timeout=120)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        return result.stdout
+
+    def holders(self, user: str) -> List[str]:
+        return [name for name, node in self.nodes.items() if messages_in(node["db"], user)]
+
+    def test_a_moved_users_searches_through_the_front_are_byte_identical_and_only_the_new_node_holds_it(self):
+        user, other = user_on("node1", "moved"), user_on("node1", "stays")
+        self.fill(user)
+        self.fill(other)
+        before, others_before = self.searches(user), self.searches(other)
+        self.assertEqual({status for status, _ in before}, {200})
+        self.assertEqual(self.holders(user), ["node1"])
+        output = self.move(user, "node2")
+        for step in ("1 copy", "2 freeze", "3 copy the rest", "4 verify", "5 switch", "6 delete"):
+            self.assertIn(step, output)
+        self.assertEqual(self.searches(user), before)
+        self.assertEqual(self.holders(user), ["node2"])
+        self.assertEqual(len(messages_in(self.nodes["node2"]["db"], user)), 20)
+        self.assertEqual(self.searches(other), others_before)
+        self.assertEqual(self.holders(other), ["node1"])
+        self.assertIn("already on node2", self.move(user, "node2"))  # again: nothing to do
+        self.move(user, "node3", "--cluster", self.directory)  # the hash names node1: the entry says node3
+        self.assertEqual(move_user.read_map(self.cluster["map"])[user], "node3")
+        self.move(user, "node1", "--cluster", self.directory)  # home again: the map entry goes
+        self.assertNotIn(user, move_user.read_map(self.cluster["map"]))
+        self.assertEqual(self.searches(user), before)
+        self.assertEqual(self.holders(user), ["node1"])
+        explicit = ["--front", self.cluster["front"], "--admin-socket", self.cluster["admin_socket"],
+                    "--map", self.cluster["map"], "--from", self.nodes["node1"]["url"], "--to",
+                    self.nodes["node3"]["url"], "--from-node", "node1"]
+        self.move(user, "node3", *explicit)  # without cluster.json, as on a real deployment
+        self.assertEqual(self.searches(user), before)
+        self.assertEqual(self.holders(user), ["node3"])
+        self.assertEqual(move_user.read_map(self.cluster["map"])[user], "node3")
+
+    def test_an_add_stream_through_the_front_during_a_move_loses_no_acknowledged_add(self):
+        user, other = user_on("node3", "streamed"), user_on("node3", "bystander")
+        self.fill(user, 2)
+        self.fill(other, 2)
+        others_before = self.searches(other)
+        acknowledged: List[str] = []
+        refusals, problems, stop = [0], [], threading.Event()
+
+        def add_stream() -> None:
+            client = Client(self.cluster["front"], timeout=30)
+            i = 0
+            while not stop.is_set():
+                body = add_body(user, "stream", ["streamed note %d about %s" % (i, TOPICS[i % 8])], "stream/%d" % i)
+                while True:
+                    try:
+                        client.add(body)
+                        break
+                    except RetryLater as e:  # the platform's behaviour: wait as told, send the same Add again
+                        refusals[0] += 1
+                        time.sleep(min(e.retry_after, 1))
+                acknowledged.append(body["request_id"])
+                i += 1
+
+        def bystander() -> None:
+            while not stop.is_set():
+                answers = self.searches(other)
+                if answers != others_before:
+                    problems.append(answers)
+
+        threads = [threading.Thread(target=add_stream), threading.Thread(target=bystander)]
+        for thread in threads:
+            thread.start()
+        try:
+            self.wait_for(lambda: len(acknowledged) >= 20)
+            self.move(user, "node1")
+            count = len(acknowledged)
+            self.wait_for(lambda: len(acknowledged) >= count + 20)
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(60)
+        self.assertGreater(refusals[0], 0, "no Add met the freeze: the test did not test the move")
+        exported = [r["request_id"] for r in self.front.export(user) if r["session_id"] == "stream"]
+        self.assertEqual(sorted(exported), sorted(acknowledged))  # each once, none lost
+        stored = messages_in(self.nodes["node1"]["db"], user)
+        self.assertEqual(len(stored), len(acknowledged) + 10)
+        self.assertEqual(len(set(stored)), len(stored))
+        self.assertEqual(self.holders(user), ["node1"])
+        self.assertEqual(problems, [])
+
+    def test_an_add_in_flight_at_the_freeze_is_waited_for_and_moved(self):
+        user = user_on("node2", "drained")
+        self.fill(user, 1)
+        runtime = move_user.Runtime(self.cluster["admin_socket"])
+        lock = sqlite3.connect(self.nodes["node2"]["db"], isolation_level=None)
+        lock.execute("BEGIN IMMEDIATE")  # node2's Adds wait for its write lock (up to 30 s)
+        acknowledged: List[Dict[str, Any]] = []
+        body = add_body(user, "late", ["a note sent just before the freeze"], "late/1")
+        adder = threading.Thread(target=lambda: acknowledged.append(self.front.add(body)))
+        try:
+            adder.start()
+            self.wait_for(lambda: bool(runtime.routed_streams()))  # routed to node2, waiting there
+            mover = subprocess.Popen([sys.executable, os.path.join(ROOT, "tools", "move_user.py"), "--cluster",
+                                      self.directory, user, "node3"], stdout=subprocess.PIPE, text=True)
+            time.sleep(1.0)
+            self.assertIsNone(mover.poll(), "the move went on while an Add of the user was in flight")
+            self.assertEqual(acknowledged, [])
+        finally:
+            lock.execute("ROLLBACK")
+            lock.close()
+        output, _ = mover.communicate(timeout=60)
+        adder.join(30)
+        self.assertEqual(mover.returncode, 0, output)
+        self.assertEqual(acknowledged[0]["request_id"], "late/1")
+        self.assertIn("a note sent just before the freeze", messages_in(self.nodes["node3"]["db"], user))
+        self.assertEqual(self.holders(user), ["node3"])
+        self.assertIn("1 requests in flight at the freeze", output)
+
+    def wait_for(self, condition: Any, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            self.assertLess(time.monotonic(), deadline, "timed out")
+            time.sleep(0.01)
+
+    def run_move(self, user: str, to: str) -> int:
+        with contextlib.redirect_stdout(io.StringIO()):
+            return move_user.main(["--cluster", self.directory, user, to])
+
+    def test_a_difference_found_in_verification_puts_the_user_back_and_deletes_the_copy(self):
+        user = user_on("node2", "aborted")
+        self.fill(user)
+        before = self.searches(user)
+        with mock.patch.object(move_user, "verify", side_effect=move_user.MoveAborted("simulated difference")):
+            self.assertEqual(self.run_move(user, "node3"), 1)
+        self.assertEqual(self.holders(user), ["node2"])
+        self.assertEqual(self.searches(user), before)
+        self.assertNotIn(user, move_user.read_map(self.cluster["map"]))
+
+    def test_a_session_deleted_during_the_live_copy_is_caught_and_the_copy_made_again_whole(self):
+        user = user_on("node3", "pruned")
+        self.fill(user)
+        real_freeze = move_user.freeze
+
+        def delete_then_freeze(plan: Any, journal: Dict[str, Any], drain_timeout: float) -> None:
+            self.front.delete_session(user, "session-1")  # after step 1 copied it, before the freeze
+            real_freeze(plan, journal, drain_timeout)
+
+        out = io.StringIO()
+        with mock.patch.object(move_user, "freeze", delete_then_freeze), contextlib.redirect_stdout(out):
+            self.assertEqual(move_user.main(["--cluster", self.directory, user, "node1"]), 0)
+        self.assertIn("copying again, whole, while frozen", out.getvalue())
+        self.assertEqual(self.holders(user), ["node1"])
+        self.assertEqual(len(messages_in(self.nodes["node1"]["db"], user)), 15)
+        self.assertEqual([s["session_id"] for s in self.front.list_sessions(user)["data"]],
+                         ["session-0", "session-2", "session-3"])
+
+    def test_a_move_that_dies_is_finished_by_running_it_again(self):
+        user = user_on("node2", "resumed")
+        self.fill(user)
+        before = self.searches(user)
+        with mock.patch.object(move_user, "verify", side_effect=RuntimeError("killed during verify")):
+            with self.assertRaises(RuntimeError):
+                self.run_move(user, "node1")
+        self.assertEqual({status for status, _ in self.searches(user)}, {503})  # frozen until resumed
+        with mock.patch.object(move_user, "switch", side_effect=RuntimeError("killed before the switch")):
+            with self.assertRaises(RuntimeError):
+                self.run_move(user, "node1")
+        self.assertEqual({status for status, _ in self.searches(user)}, {503})  # verified, not yet switched
+        self.assertEqual(sorted(self.holders(user)), ["node1", "node2"])
+        with mock.patch.object(move_user, "finish", side_effect=RuntimeError("killed before the delete")):
+            with self.assertRaises(RuntimeError):
+                self.run_move(user, "node1")
+        self.assertEqual(self.searches(user), before)  # switched: served by node1 already
+        self.assertEqual(sorted(self.holders(user)), ["node1", "node2"])
+        self.assertEqual(self.run_move(user, "node1"), 0)
+        self.assertEqual(self.holders(user), ["node1"])
+        self.assertEqual(self.searches(user), before)
+
+
+if __name__ == "__main__":
+    unittest.main()

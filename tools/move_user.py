@@ -1,0 +1,508 @@
+#!/usr/bin/env python3
+"""Move one user from the flowmem node that owns it to another, on purpose, losing no acknowledged Add.
+
+    python tools/move_user.py --cluster DIR USER_ID TO_NODE
+    python tools/move_user.py --front URL --admin-socket SOCK --map FILE --from URL --to URL USER_ID TO_NODE
+
+A sharded deployment (README, Sharding and replication) routes each user to one node by a
+hash of its id, overridden by HAProxy's shard map. Moving a user is six steps, each printed:
+
+1. copy: whatever the new node holds of the user is deleted (it does not own the user, so
+   that is a leftover of an unfinished move), then the old node's export is imported into it,
+   while the old node goes on serving the user: the long part costs the user nothing.
+2. freeze: the user's map entry becomes `frozen` (HAProxy's runtime API, and the map file),
+   so the front answers that user 503 with Retry-After and no request of theirs reaches any
+   node. Requests already sent to a node before the freeze are waited for: HAProxy's own list
+   of streams (`show sess all`) is read once the map has changed, and the move goes on when
+   every stream that was then routed to a backend has ended (each has a unique id), so no Add
+   can be acknowledged by the old node after step 3 read it. A probe through the front must get 503.
+3. copy the rest: the export is read on from where step 1 ended (its order is stable), so only
+   the Adds acknowledged meanwhile are imported.
+4. verify: both nodes list the same sessions with the same message counts, the count is what
+   was exported, and a fixed set of searches (queries drawn from the user's own messages by a
+   hash, so the same every run) answers byte for byte alike. A difference (a session deleted
+   during step 1) gets one whole copy, made frozen, and a second verification; a difference
+   then, or a node failing before step 5, aborts: the map entry goes back to what it was and
+   the copy on the new node is deleted.
+5. switch: the map entry becomes the new node (removed when the hash already names it),
+   live through the runtime API and in the map file, so a restart of HAProxy keeps it.
+6. delete: the user is deleted from the old node (after importing again, idempotently, any
+   Add that reached it after the copy, should one have).
+
+The user sees 503 from step 2 to step 5: the time to copy the Adds acknowledged during
+step 1 and to verify, not the time to copy the whole user.
+
+Restartable: a journal (`<map>.moves/<hash of the user>.json`) is written before step 1 and
+removed at the end. If the tool dies, the user is still served by the old node (step 1),
+stays frozen (steps 2-5: 503, which the platform retries) or is served by the new node
+(step 6); running the same command again resumes from step 1 (the copy redone from scratch)
+or, once verified, from the switch. `--abort` undoes an unfinished move that has not
+switched. One move at a time per map file (a lock file beside it). Exit status: 0 moved
+(or already there), 1 aborted (the user is back on the old node), 2 stopped by an error
+(the journal says where: run it again to resume, or --abort).
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import contextlib
+import fcntl
+import hashlib
+import heapq
+import json
+import os
+import re
+import sys
+import time
+import urllib.error
+import urllib.request
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+from flowmem.client import Client  # noqa: E402
+from flowmem.errors import FlowmemError  # noqa: E402
+from tools.cluster import admin  # noqa: E402
+from tools.haproxy_config import FROZEN, hashed_owner, map_key, read_map, write_map  # noqa: E402
+
+QUERY_WORDS = 12  # words of a message that make a verification query
+
+
+class MoveAborted(Exception):
+    """The move was undone: the user is back on the old node."""
+
+
+STARTED = time.monotonic()  # main() sets it again
+
+
+def say(text: str) -> None:
+    print("%7.2f s  %s" % (time.monotonic() - STARTED, text), flush=True)
+
+
+class Runtime:
+    """HAProxy's runtime API on its unix socket (level admin): the shard map and the streams."""
+
+    def __init__(self, path: str):
+        self.cluster = {"admin_socket": path}
+
+    def command(self, line: str) -> str:
+        return admin(self.cluster, line)
+
+    def entry(self, map_path: str, user_id: str) -> Optional[str]:
+        """The live map's value for the user (None when absent), read from `show map`."""
+        key = map_key(user_id)
+        for line in self.command("show map %s" % map_path).splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[1] == key:
+                return parts[2]
+        return None
+
+    def put(self, map_path: str, user_id: str, value: Optional[str]) -> None:
+        """Set (value) or remove (None) the user's entry in the live map, and check that it took."""
+        present, key = self.entry(map_path, user_id) is not None, map_key(user_id)
+        if value is None:
+            line = "del map %s %s" % (map_path, key) if present else ""
+        else:
+            line = "%s map %s %s %s" % ("set" if present else "add", map_path, key, value)
+        answer = self.command(line).strip() if line else ""
+        if answer or self.entry(map_path, user_id) != value:
+            raise FlowmemError("HAProxy's map %s did not take %s -> %s: %s" % (map_path, key, value, answer))
+
+    def routed_streams(self) -> Set[str]:
+        """The unique ids of the streams (requests) HAProxy has routed to a backend now (`show sess all`)."""
+        out, current = set(), None
+        for line in self.command("show sess all").splitlines():
+            head = re.match(r"^0x[0-9a-f]+: \[[^\]]*\] id=(\d+) ", line)
+            if head:
+                current = head.group(1)
+            elif current is not None and re.match(r"^\s+backend=(?!<NONE>)", line):
+                out.add(current)
+        return out
+
+
+class Plan:
+    """Where everything is: the front, HAProxy's socket and map, the nodes by name."""
+
+    def __init__(self, front: str, socket_path: str, map_path: str, nodes: Dict[str, str],
+                 api_key: Optional[str], hash_owner: Optional[str]):
+        self.front, self.map, self.nodes, self.api_key = front.rstrip("/"), map_path, nodes, api_key
+        self.runtime = Runtime(socket_path)
+        self.hash_owner = hash_owner  # the node the hash names for the user (None: not known, explicit mode)
+
+    def client(self, node: str) -> Client:
+        return Client(self.nodes[node], api_key=self.api_key)
+
+    def search_bytes(self, base: str, body: Dict[str, Any]) -> Tuple[int, bytes]:
+        """(status, body bytes) of a Search at `base`, exactly as answered."""
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = "Bearer " + self.api_key
+        request = urllib.request.Request(base.rstrip("/") + "/search", method="POST", headers=headers,
+                                         data=json.dumps(body, ensure_ascii=False).encode("utf-8"))
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as e:
+            with e:
+                return e.code, e.read()
+
+
+# -- the journal: what a rerun resumes ----------------------------------------------------
+
+
+def journal_path(plan: Plan, user_id: str) -> str:
+    return os.path.join(plan.map + ".moves", hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:32] + ".json")
+
+
+def read_journal(plan: Plan, user_id: str) -> Optional[Dict[str, Any]]:
+    try:
+        with open(journal_path(plan, user_id), encoding="utf-8") as f:
+            return dict(json.load(f))
+    except FileNotFoundError:
+        return None
+
+
+def write_journal(plan: Plan, journal: Dict[str, Any]) -> None:
+    path = journal_path(plan, journal["user_id"])
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(journal, f, ensure_ascii=False)
+    os.replace(path + ".tmp", path)
+
+
+def drop_journal(plan: Plan, user_id: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(journal_path(plan, user_id))
+
+
+def set_entry(plan: Plan, user_id: str, value: Optional[str]) -> None:
+    """The user's map entry, live and in the file."""
+    plan.runtime.put(plan.map, user_id, value)
+    overrides = read_map(plan.map)
+    if value is None:
+        overrides.pop(user_id, None)
+    else:
+        overrides[user_id] = value
+    write_map(plan.map, overrides)
+
+
+# -- the steps ----------------------------------------------------------------------------
+
+
+def freeze(plan: Plan, journal: Dict[str, Any], drain_timeout: float) -> None:
+    """The front answers the user 503, and every request routed before that has ended."""
+    set_entry(plan, journal["user_id"], FROZEN)
+    started, journal["frozen_at"] = time.monotonic(), time.time()
+    waiting = plan.runtime.routed_streams()
+    time.sleep(0.1)  # and any request caught between its map lookup and its backend at that instant
+    waiting |= plan.runtime.routed_streams()
+    in_flight = len(waiting)
+    while waiting:
+        if time.monotonic() - started > drain_timeout:
+            raise MoveAborted("%d requests routed before the freeze still running after %.0f s"
+                              % (len(waiting), drain_timeout))
+        time.sleep(0.05)
+        waiting &= plan.runtime.routed_streams()
+    status, _ = plan.search_bytes(plan.front, {"user_id": journal["user_id"], "query": "frozen", "top_k": 1})
+    if status != 503:
+        raise MoveAborted("the front answered the frozen user %d, not 503: is the map key right?" % status)
+    say("2 freeze: %s answers 503 at the front; %d requests in flight at the freeze (HAProxy's streams), "
+        "all ended after %.2f s" % (journal["user_id"], in_flight, time.monotonic() - started))
+
+
+class Tap:
+    """The exported records passed through, counted, with the verification queries drawn from them."""
+
+    def __init__(self, queries: int):
+        self.adds = self.messages = 0
+        self.queries, self.best = queries, []  # type: int, List[Tuple[int, str]]
+
+    def records(self, source: Iterable[Dict[str, Any]]) -> Iterator[Dict[str, Any]]:
+        for record in source:
+            self.adds += 1
+            for i, message in enumerate(record["messages"]):
+                self.messages += 1
+                # The messages of smallest hash: the same every run, spread over the whole memory.
+                digest = hashlib.sha256(("%s\0%d" % (record["request_id"], i)).encode("utf-8")).digest()
+                text = " ".join(message["content"].split()[:QUERY_WORDS])
+                if text:
+                    heapq.heappush(self.best, (-int.from_bytes(digest[:8], "big"), text))  # the largest on top
+                    if len(self.best) > self.queries:
+                        heapq.heappop(self.best)
+            yield record
+
+    def query_texts(self) -> List[str]:
+        return [text for _, text in sorted(self.best, reverse=True)]
+
+
+Position = Tuple[Optional[str], Set[str]]  # the export cursor of the last page read, and that page's request ids
+START: Position = (None, set())
+
+
+def transfer(plan: Plan, journal: Dict[str, Any], tap: Tap, position: Position) -> Tuple[Position, int]:
+    """The old node's Adds of the user after `position` imported into the new node, a page at a time:
+    (where the export ended, Adds stored). The last page is read again next time (its cursor is the
+    last one there is), its Adds skipped: the export's order is stable, so the rest is what came since."""
+    user, source, target = journal["user_id"], plan.client(journal["from"]), plan.client(journal["to"])
+    cursor, seen = position
+    stored = 0
+    while True:
+        page = source.export_page(user, Client.export_page_size, cursor)
+        fresh = [record for record in page["data"] if record["request_id"] not in seen]
+        if fresh:
+            stored += target.import_records(tap.records(fresh))["stored"]
+        if page["next_cursor"] is None:
+            return (cursor, {record["request_id"] for record in page["data"]}), stored
+        cursor, seen = page["next_cursor"], set()
+
+
+def copy_whole(plan: Plan, journal: Dict[str, Any], tap: Tap) -> Position:
+    """The new node's copy of the user made afresh (what it held was a leftover: it does not own the user)."""
+    leftover = plan.client(journal["to"]).delete_user(journal["user_id"])["deleted"]
+    position, stored = transfer(plan, journal, tap, START)
+    say("   %d Adds (%d messages) exported from %s, %d stored on %s%s"
+        % (tap.adds, tap.messages, journal["from"], stored, journal["to"],
+           " (a leftover copy there deleted first)" if leftover else ""))
+    return position
+
+
+def sessions(client: Client, user_id: str) -> List[Dict[str, Any]]:
+    out: List[Dict[str, Any]] = []
+    cursor: Optional[str] = None
+    while True:
+        page = client.list_sessions(user_id, limit=1000, cursor=cursor)
+        out += page["data"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return out
+
+
+def both(plan: Plan, journal: Dict[str, Any], body: Dict[str, Any]) -> List[Tuple[int, bytes]]:
+    """The Search's answers from the old node and the new, asked at once."""
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        return list(pool.map(lambda node: plan.search_bytes(plan.nodes[journal[node]], body), ("from", "to")))
+
+
+def verify(plan: Plan, journal: Dict[str, Any], tap: Tap, top_k: int) -> None:
+    """The same sessions and counts on both nodes, and byte-identical searches; MoveAborted if not."""
+    user = journal["user_id"]
+    old, new = sessions(plan.client(journal["from"]), user), sessions(plan.client(journal["to"]), user)
+    counts = [sum(s["messages"] for s in listing) for listing in (old, new)]
+    if old != new or counts[0] != tap.messages:
+        raise MoveAborted("sessions differ: %s holds %d messages in %d sessions, %s %d in %d, %d exported"
+                          % (journal["from"], counts[0], len(old), journal["to"], counts[1], len(new),
+                             tap.messages))
+    texts = tap.query_texts()
+    for text in texts:
+        body = {"user_id": user, "query": text, "top_k": top_k}
+        here, there = both(plan, journal, body)
+        if here != there or here[0] != 200:
+            raise MoveAborted("the search %r answers differently: %s %d, %s %d"
+                              % (text, journal["from"], here[0], journal["to"], there[0]))
+    journal["messages"] = counts[0]
+    say("4 verify: %d sessions and %d messages on both nodes; %d searches byte-identical"
+        % (len(old), counts[0], len(texts)))
+
+
+def copy_and_verify(plan: Plan, journal: Dict[str, Any], queries: int, top_k: int, drain_timeout: float) -> Tap:
+    """Steps 1-4: copy while the user is served, freeze, copy what came since, verify."""
+    say("1 copy, %s still served by %s:" % (journal["user_id"], journal["from"]))
+    tap = Tap(queries)
+    position = copy_whole(plan, journal, tap)
+    for text in tap.query_texts():  # once while served too: both nodes then have the user in cache when it counts
+        both(plan, journal, {"user_id": journal["user_id"], "query": text, "top_k": top_k})
+    freeze(plan, journal, drain_timeout)
+    adds = tap.adds
+    _, stored = transfer(plan, journal, tap, position)
+    say("3 copy the rest: %d Adds since, %d stored on %s" % (tap.adds - adds, stored, journal["to"]))
+    try:
+        verify(plan, journal, tap, top_k)
+    except MoveAborted as e:  # changed otherwise than by Adds (a session deleted meanwhile): once more, whole
+        say("4 verify: %s; copying again, whole, while frozen:" % e)
+        tap = Tap(queries)
+        copy_whole(plan, journal, tap)
+        verify(plan, journal, tap, top_k)
+    return tap
+
+
+def switch(plan: Plan, journal: Dict[str, Any], first_query: Optional[str]) -> None:
+    """Step 5: the map names the new node (or nothing, when the hash does), live and in the file."""
+    value = None if journal["to"] == plan.hash_owner else journal["to"]
+    set_entry(plan, journal["user_id"], value)
+    body = {"user_id": journal["user_id"], "query": first_query or "switched", "top_k": 10}
+    front, node = plan.search_bytes(plan.front, body), plan.search_bytes(plan.nodes[journal["to"]], body)
+    say("5 switch: %s -> %s in %s (%s), after %.2f s of 503; a search through the front answers %d, %s"
+        % (journal["user_id"], journal["to"], plan.map, "the hash's node: entry removed" if value is None
+           else "map entry", time.time() - journal.get("frozen_at", time.time()), front[0],
+           "as %s does" % journal["to"] if front == node else "not as %s does (an Add in between?)" % journal["to"]))
+
+
+def finish(plan: Plan, journal: Dict[str, Any]) -> None:
+    """Step 6: anything that reached the old node late is copied, then the user is deleted there."""
+    user, old, new = journal["user_id"], plan.client(journal["from"]), plan.client(journal["to"])
+    late = 0
+    if sum(s["messages"] for s in sessions(old, user)) != journal.get("messages"):
+        late = new.import_records(old.export(user))["stored"]
+    deleted = old.delete_user(user)["deleted"]
+    drop_journal(plan, user)
+    say("6 delete: %s %s from %s%s; moved" % (user, "deleted" if deleted else "was already gone",
+                                             journal["from"], ", after copying %d late Adds" % late if late else ""))
+
+
+def abort(plan: Plan, journal: Dict[str, Any], why: str) -> None:
+    """Undo an unfinished move: the map entry as it was, the copy on the new node deleted."""
+    say("abort: %s" % why)
+    set_entry(plan, journal["user_id"], journal["previous"])
+    say("abort: %s is served by %s again" % (journal["user_id"], journal["from"]))
+    plan.client(journal["to"]).delete_user(journal["user_id"])
+    drop_journal(plan, journal["user_id"])
+    say("abort: the copy on %s deleted" % journal["to"])
+
+
+def move(plan: Plan, user_id: str, to: str, queries: int = 8, top_k: int = 10, drain_timeout: float = 130.0) -> int:
+    """Move `user_id` to node `to` (or resume its unfinished move); the exit status."""
+    if to not in plan.nodes:
+        raise FlowmemError("no node %r (nodes: %s)" % (to, ", ".join(plan.nodes)))
+    journal = read_journal(plan, user_id)
+    if journal is None:
+        journal = start(plan, user_id, to)
+        if journal is None:
+            return 0
+    elif journal["to"] != to:
+        raise FlowmemError("%s's unfinished move goes to %s: run it again, or --abort" % (user_id, journal["to"]))
+    else:
+        say("resuming %s's move %s -> %s from %s" % (user_id, journal["from"], to, journal["step"]))
+    first_query = None
+    if journal["step"] != "switched":
+        try:
+            tap = copy_and_verify(plan, journal, queries, top_k, drain_timeout)
+        except (MoveAborted, FlowmemError) as e:  # a difference, or a node failing: the user goes back
+            abort(plan, journal, str(e))
+            return 1
+        first_query = next(iter(tap.query_texts()), None)
+        # Journalled before the map changes: from here on the new node may acknowledge Adds, so a
+        # rerun must never copy again (that deletes the new node's copy first), only switch and finish.
+        journal["step"] = "switched"
+        write_journal(plan, journal)
+    switch(plan, journal, first_query)
+    finish(plan, journal)
+    return 0
+
+
+def start(plan: Plan, user_id: str, to: str) -> Optional[Dict[str, Any]]:
+    """A new move's journal (written), or None when the user is already on `to`."""
+    previous = plan.runtime.entry(plan.map, user_id)
+    if previous == FROZEN:
+        raise FlowmemError("%s is frozen in %s but no move of it is journalled: set its entry by hand"
+                           % (user_id, plan.map))
+    source = previous or plan.hash_owner
+    if source is None:
+        raise FlowmemError("%s has no map entry: say which node holds it (--from-node)" % user_id)
+    if source not in plan.nodes:
+        raise FlowmemError("%s is on %s, which is not a known node" % (user_id, source))
+    if source == to:
+        say("%s is already on %s: nothing to move" % (user_id, to))
+        return None
+    for node in (source, to):  # both answer, with this key, before anything changes
+        plan.client(node).list_sessions(user_id, limit=1)
+    journal = {"user_id": user_id, "from": source, "to": to, "previous": previous, "step": "freeze"}
+    write_journal(plan, journal)
+    say("moving %s: %s -> %s" % (user_id, source, to))
+    return journal
+
+
+# -- where things are ---------------------------------------------------------------------
+
+
+def cluster_plan(directory: str, user_id: str, api_key: Optional[str]) -> Plan:
+    """The Plan of a loopback cluster (tools/cluster.py's DIR/cluster.json)."""
+    with open(os.path.join(directory, "cluster.json"), encoding="utf-8") as f:
+        described = json.load(f)
+    nodes = {node["name"]: node["url"] for node in described["nodes"]}
+    if api_key is None and described.get("api_key_file"):
+        api_key = read_key(described["api_key_file"])
+    return Plan(described["front"], described["admin_socket"], described["map"], nodes, api_key,
+                hashed_owner(user_id, list(nodes)))
+
+
+def explicit_plan(args: argparse.Namespace, api_key: Optional[str]) -> Plan:
+    """The Plan of explicit flags: the old node's name is --from-node, the journal's or the map's."""
+    plan = Plan(args.front, args.admin_socket, args.map, {args.to_node: args.to}, api_key, None)
+    journal = read_journal(plan, args.user_id)
+    entry = plan.runtime.entry(plan.map, args.user_id)
+    name = args.from_node or (journal or {}).get("from") or (entry if entry != FROZEN else None)
+    if name is None:
+        raise FlowmemError("%s has no map entry: name the node that holds it (--from-node)" % args.user_id)
+    plan.nodes[name] = args.source
+    if entry is None:
+        plan.hash_owner = name  # no entry: the hash names the old node
+    return plan
+
+
+def read_key(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.readline().strip()
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("user_id")
+    parser.add_argument("to_node", help="the node (HAProxy backend) that is to own the user")
+    parser.add_argument("--cluster", metavar="DIR", help="a loopback cluster's directory (tools/cluster.py)")
+    parser.add_argument("--front", help="HAProxy's URL")
+    parser.add_argument("--admin-socket", help="HAProxy's runtime API socket (level admin)")
+    parser.add_argument("--map", help="the shard map file, as HAProxy's configuration names it")
+    parser.add_argument("--from", dest="source", metavar="URL", help="the old node's URL")
+    parser.add_argument("--to", metavar="URL", help="the new node's URL")
+    parser.add_argument("--from-node", help="the old node's backend name (default: the user's map entry)")
+    parser.add_argument("--api-key-file", help="a file whose first line is the nodes' API key")
+    parser.add_argument("--queries", type=int, default=8, help="verification searches (default 8)")
+    parser.add_argument("--drain-timeout", type=float, default=130.0, help="seconds to wait for requests in "
+                        "flight at the freeze (default 130: the front's timeouts end any request within 125)")
+    parser.add_argument("--abort", action="store_true", help="undo the user's unfinished move (before its switch)")
+    args = parser.parse_args(argv)
+    global STARTED
+    STARTED = time.monotonic()  # what each printed step's time counts from
+    explicit = (args.front, args.admin_socket, args.map, args.source, args.to)
+    if bool(args.cluster) == any(explicit) or (not args.cluster and not all(explicit)):
+        parser.error("give --cluster DIR, or all of --front, --admin-socket, --map, --from and --to")
+    api_key = read_key(args.api_key_file) if args.api_key_file else os.environ.get("FLOWMEM_API_KEY")
+    plan: Optional[Plan] = None
+    try:
+        plan = cluster_plan(args.cluster, args.user_id, api_key) if args.cluster else explicit_plan(args, api_key)
+        with locked(plan.map):
+            if args.abort:
+                return abort_unfinished(plan, args.user_id)
+            return move(plan, args.user_id, args.to_node, queries=args.queries, drain_timeout=args.drain_timeout)
+    except (FlowmemError, OSError, ValueError, KeyError) as e:
+        print("move_user: stopped: %s" % e, file=sys.stderr)
+        if plan is not None and read_journal(plan, args.user_id) is not None:
+            print("move_user: the move is unfinished: run the same command again to resume it, or add --abort",
+                  file=sys.stderr)
+        return 2
+
+
+def abort_unfinished(plan: Plan, user_id: str) -> int:
+    journal = read_journal(plan, user_id)
+    if journal is None:
+        say("%s has no unfinished move" % user_id)
+        return 0
+    if journal["step"] == "switched":
+        raise FlowmemError("%s's move has switched to %s: run it again to finish it" % (user_id, journal["to"]))
+    abort(plan, journal, "asked for (--abort)")
+    return 1
+
+
+@contextlib.contextmanager
+def locked(map_path: str) -> Iterator[None]:
+    """One move at a time on a map file (an exclusive lock on `<map>.lock`)."""
+    with open(map_path + ".lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
+if __name__ == "__main__":
+    sys.exit(main())
