@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Tuple
 from unittest import mock
 
 from flowmem.client import Client
-from flowmem.errors import RetryLater
+from flowmem.errors import RetryLater, Unavailable
 from tests.components import program
 from tests.helpers import add_body
 from tools import cluster as loopback, move_user
@@ -214,15 +214,16 @@ class MoveUserTest(unittest.TestCase):
         with contextlib.redirect_stdout(io.StringIO()):
             return move_user.main(["--cluster", self.directory, user, to])
 
-    def test_a_difference_found_in_verification_puts_the_user_back_and_deletes_the_copy(self):
+    def test_a_difference_or_a_node_failing_before_the_switch_puts_the_user_back_and_deletes_the_copy(self):
         user = user_on("node2", "aborted")
         self.fill(user)
         before = self.searches(user)
-        with mock.patch.object(move_user, "verify", side_effect=move_user.MoveAborted("simulated difference")):
-            self.assertEqual(self.run_move(user, "node3"), 1)
-        self.assertEqual(self.holders(user), ["node2"])
-        self.assertEqual(self.searches(user), before)
-        self.assertNotIn(user, move_user.read_map(self.cluster["map"]))
+        for failure in (move_user.MoveAborted("a difference"), Unavailable("cannot reach the new node")):
+            with mock.patch.object(move_user, "verify", side_effect=failure):
+                self.assertEqual(self.run_move(user, "node3"), 1)
+            self.assertEqual(self.holders(user), ["node2"])
+            self.assertEqual(self.searches(user), before)
+            self.assertNotIn(user, move_user.read_map(self.cluster["map"]))
 
     def test_a_session_deleted_during_the_live_copy_is_caught_and_the_copy_made_again_whole(self):
         user = user_on("node3", "pruned")

@@ -63,7 +63,7 @@ if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 from flowmem.client import Client  # noqa: E402
-from flowmem.errors import FlowmemError  # noqa: E402
+from flowmem.errors import FlowmemError, Unavailable  # noqa: E402
 from tools.cluster import admin  # noqa: E402
 from tools.haproxy_config import FROZEN, hashed_owner, map_key, read_map, write_map  # noqa: E402
 
@@ -147,6 +147,8 @@ class Plan:
         except urllib.error.HTTPError as e:
             with e:
                 return e.code, e.read()
+        except OSError as e:  # URLError, a refused or reset connection, a timeout
+            raise Unavailable("cannot reach %s: %s" % (base, getattr(e, "reason", e))) from e
 
 
 # -- the journal: what a rerun resumes ----------------------------------------------------
