@@ -62,6 +62,12 @@ class CheckpointsSettingTest(unittest.TestCase):
             load({"checkpoints": "litestream"}, environ={})
         self.assertEqual(load(environ={"FLOWMEM_CHECKPOINTS": "external"}).checkpoints, "external")
 
+
+class LitestreamConfigurationTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="flowmem-ls-config-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
     def test_the_litestream_configuration_names_the_database_and_its_file_replica(self):
         db, replica = os.path.join(self.dir, "a b#c.db"), os.path.join(self.dir, "replica")
         text = replication.config_for(db, replica, "2s")
