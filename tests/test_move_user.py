@@ -204,6 +204,31 @@ class MoveUserTest(unittest.TestCase):
         self.assertEqual(self.holders(user), ["node3"])
         self.assertIn("1 requests in flight at the freeze", output)
 
+    def test_a_request_outlasting_the_drain_timeout_aborts_the_move_and_its_add_stays_with_the_old_node(self):
+        user = user_on("node1", "undrained")
+        self.fill(user, 1)
+        runtime = move_user.Runtime(self.cluster["admin_socket"])
+        lock = sqlite3.connect(self.nodes["node1"]["db"], isolation_level=None)
+        lock.execute("BEGIN IMMEDIATE")
+        acknowledged: List[Dict[str, Any]] = []
+        body = add_body(user, "late", ["a note that waits for the lock"], "late/1")
+        adder = threading.Thread(target=lambda: acknowledged.append(self.front.add(body)))
+        try:
+            adder.start()
+            self.wait_for(lambda: bool(runtime.routed_streams()))
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                code = move_user.main(["--cluster", self.directory, "--drain-timeout", "0.5", user, "node2"])
+        finally:
+            lock.execute("ROLLBACK")
+            lock.close()
+        adder.join(30)
+        self.assertEqual(code, 1, out.getvalue())
+        self.assertIn("still running after", out.getvalue())
+        self.assertEqual(acknowledged[0]["request_id"], "late/1")
+        self.assertEqual(self.holders(user), ["node1"])
+        self.assertIn("a note that waits for the lock", messages_in(self.nodes["node1"]["db"], user))
+        self.assertEqual({status for status, _ in self.searches(user)}, {200})
+
     def wait_for(self, condition: Any, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while not condition():

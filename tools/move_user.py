@@ -463,7 +463,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--api-key-file", help="a file whose first line is the nodes' API key")
     parser.add_argument("--queries", type=int, default=8, help="verification searches (default 8)")
     parser.add_argument("--drain-timeout", type=float, default=130.0, help="seconds to wait for requests in "
-                        "flight at the freeze (default 130: the front's timeouts end any request within 125)")
+                        "flight at the freeze (default 130: the front's timeouts end a routed request within 127)")
     parser.add_argument("--abort", action="store_true", help="undo the user's unfinished move (before its switch)")
     args = parser.parse_args(argv)
     global STARTED
