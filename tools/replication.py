@@ -126,17 +126,15 @@ def restore(source: str, target_db: str, db_path: Optional[str] = None, timeout:
 def check(db: str) -> Dict[str, int]:
     """SQLite's and FTS5's integrity checks on the flowmem database `db` (RuntimeError if either fails); counts."""
     sys.path.insert(0, ROOT)
-    from flowmem.storage import fts  # noqa: E402  (tools run from anywhere)
+    from flowmem.errors import StoreError  # noqa: E402  (tools run from anywhere)
+    from flowmem.storage.backup import check_integrity  # noqa: E402
 
     conn = sqlite3.connect("file:%s?mode=rw" % os.path.abspath(db), uri=True)  # FTS5's check is an INSERT
     try:
-        problems = [row[0] for row in conn.execute("PRAGMA integrity_check")]
-        if problems != ["ok"]:
-            raise RuntimeError("%s fails SQLite's integrity check: %s" % (db, "; ".join(problems[:3])))
         try:
-            conn.execute(fts.integrity_check_sql())
-        except sqlite3.DatabaseError as e:
-            raise RuntimeError("%s fails FTS5's integrity check: %s" % (db, e)) from e
+            check_integrity(conn, db)
+        except StoreError as e:
+            raise RuntimeError(e.reason) from e
         return {"messages": conn.execute("SELECT count(*) FROM messages").fetchone()[0],
                 "users": conn.execute("SELECT count(*) FROM users").fetchone()[0]}
     finally:

@@ -65,7 +65,7 @@ def _copy_to(open_connection: Callable[[], sqlite3.Connection], partial: str) ->
         try:
             source.backup(copy)  # pages=-1: all pages in one step, one snapshot
             copy.execute("PRAGMA journal_mode = DELETE")
-            _check_integrity(copy, partial)
+            check_integrity(copy, "the copy %s" % partial)
             counts = {"messages": copy.execute("SELECT count(*) FROM messages").fetchone()[0],
                       "users": copy.execute("SELECT count(*) FROM users").fetchone()[0]}
         finally:
@@ -77,15 +77,18 @@ def _copy_to(open_connection: Callable[[], sqlite3.Connection], partial: str) ->
     return counts
 
 
-def _check_integrity(conn: sqlite3.Connection, path: str) -> None:
-    """Raise StoreError unless SQLite and FTS5 both find the database at `conn` whole."""
+def check_integrity(conn: sqlite3.Connection, name: str) -> None:
+    """Raise StoreError unless SQLite and FTS5 both find the database at `conn` whole.
+
+    name: how the error names the database ("the copy PATH").
+    """
     problems = [row[0] for row in conn.execute("PRAGMA integrity_check").fetchall()]
     if problems != ["ok"]:
-        raise StoreError("the copy %s failed SQLite's integrity check: %s" % (path, "; ".join(problems[:3])))
+        raise StoreError("%s failed SQLite's integrity check: %s" % (name, "; ".join(problems[:3])))
     try:
         conn.execute(fts.integrity_check_sql())
     except sqlite3.DatabaseError as e:
-        raise StoreError("the copy %s failed FTS5's integrity check: %s" % (path, e)) from e
+        raise StoreError("%s failed FTS5's integrity check: %s" % (name, e)) from e
 
 
 def _fsync_directory(directory: str) -> None:
