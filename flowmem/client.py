@@ -152,14 +152,15 @@ class Client:
     def export(self, user_id: Optional[str] = None) -> Iterator[Dict[str, Any]]:
         """The Add bodies that rebuild the user's memory (every user's, one after another, if None), in the
         order they were stored, read a page at a time."""
-        users = iter([user_id]) if user_id is not None else self._user_ids()
+        users = iter([user_id]) if user_id is not None else self.user_ids()
         for user in users:
             yield from self._pages(functools.partial(self._export_page, user))
 
     def _export_page(self, user_id: str, cursor: Optional[str]) -> Dict[str, Any]:
         return self.export_page(user_id, self.export_page_size, cursor)
 
-    def _user_ids(self) -> Iterator[str]:
+    def user_ids(self) -> Iterator[str]:
+        """Every user id the server holds, read a page at a time."""
         for user in self._pages(lambda cursor: self.list_users(1000, cursor)):
             yield user["user_id"]
 

@@ -230,7 +230,7 @@ class Memory:
     def export(self, user_id: Optional[str] = None) -> Iterator[Dict[str, Any]]:
         """The Add bodies that rebuild the user's memory (every user's, one user after another, if
         None), in the order they were stored; read a page at a time, each page its own snapshot."""
-        users = iter([user_id]) if user_id is not None else self._user_ids()
+        users = iter([user_id]) if user_id is not None else self.user_ids()
         for user in users:
             cursor: Optional[str] = None
             while True:
@@ -240,7 +240,8 @@ class Memory:
                 if cursor is None:
                     break
 
-    def _user_ids(self) -> Iterator[str]:
+    def user_ids(self) -> Iterator[str]:
+        """Every user id held, read a page at a time."""
         cursor: Optional[str] = None
         while True:
             listed = self.list_users(1000, cursor)

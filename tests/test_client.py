@@ -64,6 +64,7 @@ class SameAnswersTest(ClientTestCase):
         message_id = first["data"][1]["id"]
         self.assertEqual(self.client.get_message(ODD_USER, message_id), self.memory.get_message(ODD_USER, message_id))
         self.assertIn(ODD_USER, [u["user_id"] for u in self.client.list_users(limit=1000)["data"]])
+        self.assertEqual(list(self.client.user_ids()), list(self.memory.user_ids()))
         self.assertEqual(list(self.client.export(ODD_USER)), list(self.memory.export(ODD_USER)))
         self.assertEqual(self.client.health()["status"], "ok")
 
