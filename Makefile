@@ -69,7 +69,7 @@ cluster-down:
 	$(PYTHON) tools/cluster.py down --dir cluster
 
 # The cluster tests (routing, replication, moving a user): real HAProxy and Litestream; skipped without them unless CI is set.
-CLUSTER_TESTS = $(patsubst %.py,%,$(subst /,.,$(wildcard tests/test_cluster*.py tests/test_replication.py tests/test_move_user.py)))
+CLUSTER_TESTS = $(patsubst %.py,%,$(subst /,.,$(wildcard tests/test_cluster*.py tests/test_replication.py tests/test_move_user.py tests/test_rebalance.py)))
 test-cluster:
 	$(PYTHON) -m unittest -v $(CLUSTER_TESTS)
 

@@ -110,7 +110,7 @@ class ClusterCase(unittest.TestCase):
 
     def owner(self, user: str) -> str:
         assert self.cluster is not None
-        return cluster_tool.owner(user, self.names, haproxy_config.read_map(self.cluster["map"]))
+        return cluster_tool.owner(self.cluster, user)
 
 
 class RoutingTest(ClusterCase):
@@ -219,7 +219,8 @@ class RoutingTest(ClusterCase):
             cluster_tool.set_owner(self.cluster, user, None)
         self.assertNotIn(user, haproxy_config.read_map(self.cluster["map"]))
         _, _, headers = request(self.front, "POST", "/search", {"query": "move", "user_id": user, "top_k": 1})
-        self.assertEqual(headers["x-flowmem-node"], haproxy_config.hashed_owner(user, self.names))
+        slots = haproxy_config.read_slots(self.cluster["slots"])
+        self.assertEqual(headers["x-flowmem-node"], haproxy_config.hashed_owner(user, slots))
 
     def test_the_front_answers_health_itself_with_every_node(self) -> None:
         status, body, _ = request(self.front, "GET", "/health", key=False)
@@ -297,12 +298,28 @@ class BodyLimitTest(ClusterCase):
 class ConfigTest(unittest.TestCase):
     """The generator and the ownership rule, without starting anything."""
 
-    def test_owner_is_crc32_mod_n_unless_the_map_says_otherwise(self) -> None:
-        names = haproxy_config.node_names(3)
-        self.assertEqual(cluster_tool.owner("alice", names), "node3")  # crc32(b"alice") = 663665735, HAProxy's too
-        self.assertEqual(cluster_tool.owner("alice", names, {"alice": "node1"}), "node1")
-        bob = haproxy_config.hashed_owner("bob", names)
-        self.assertEqual(cluster_tool.owner("bob", names, {"alice": "node1"}), bob)
+    def test_owner_is_the_slot_maps_node_for_crc32_mod_1024_unless_the_shard_map_says_otherwise(self) -> None:
+        slots = haproxy_config.initial_slots(haproxy_config.node_names(3))
+        self.assertEqual(haproxy_config.slot_of("alice"), 71)  # crc32(b"alice") = 663665735, HAProxy's too
+        self.assertEqual(haproxy_config.owner("alice", slots), "node3")  # slot 71 -> node 71 % 3 + 1
+        self.assertEqual(haproxy_config.owner("alice", slots, {"alice": "node1"}), "node1")
+        bob = haproxy_config.hashed_owner("bob", slots)
+        self.assertEqual(haproxy_config.owner("bob", slots, {"alice": "node1"}), bob)
+        slots[71] = "node4"
+        self.assertEqual(haproxy_config.owner("alice", slots), "node4")
+
+    def test_a_new_clusters_slots_are_shared_out_evenly_and_the_slot_map_reads_back(self) -> None:
+        slots = haproxy_config.initial_slots(haproxy_config.node_names(3))
+        self.assertEqual([slots.count(n) for n in ("node1", "node2", "node3")], [342, 341, 341])
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "slots.map")
+            slots[5] = "frozen"
+            haproxy_config.write_slots(path, slots)
+            self.assertEqual(haproxy_config.read_slots(path), slots)
+            with open(path, "a", encoding="utf-8") as f:
+                f.write("1024 node1\n")
+            with self.assertRaises(ValueError):
+                haproxy_config.read_slots(path)
 
     def test_the_shard_map_keeps_any_user_id(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:

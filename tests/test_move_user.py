@@ -30,17 +30,18 @@ from flowmem.errors import RetryLater, Unavailable
 from tests.components import program
 from tests.helpers import add_body
 from tools import cluster as loopback, move_user
-from tools.haproxy_config import hashed_owner
+from tools.haproxy_config import hashed_owner, initial_slots
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAMES = ["node1", "node2", "node3"]
+SLOTS = initial_slots(NAMES)  # a new cluster's, as these tests start one
 TOPICS = ["hiking in the alps", "a beagle called Rex", "sourdough bread", "the chess club", "learning Portuguese",
           "a trip to Kyoto", "the garden tomatoes", "a marathon in October"]
 
 
 def user_on(node: str, prefix: str) -> str:
     """A fresh user id whose hash names `node`."""
-    return next(u for u in ("%s-%d" % (prefix, i) for i in range(1000)) if hashed_owner(u, NAMES) == node)
+    return next(u for u in ("%s-%d" % (prefix, i) for i in range(1000)) if hashed_owner(u, SLOTS) == node)
 
 
 def messages_in(db: str, user_id: str) -> List[str]:

@@ -3,6 +3,7 @@
 
     python tools/cluster.py up --nodes 3 --dir cluster [--base-port 8400] [--api-key-file F]
     python tools/cluster.py status --dir cluster
+    python tools/cluster.py add-node --dir cluster
     python tools/cluster.py down --dir cluster
 
 `up` starts node I (1..N) as `python -m flowmem serve --port P+I --db DIR/nodeI/flowmem.db`,
@@ -16,8 +17,14 @@ each node's url, db, pids). `--base-port 0` picks a free range. `down` stops the
 the nodes (SIGTERM: they finish what they received and checkpoint), then Litestream, so the
 last writes reach the replicas.
 
-Ownership changes (a move, tools/move_user.py) go through set_owner(): the shard map file
-is rewritten and the same entry set live through HAProxy's admin socket (runtime API).
+`add-node` starts node N+1 beside the others and reloads HAProxy with a configuration that
+knows it (a new HAProxy process takes over the port; the old one finishes its requests and
+exits). The slot map is kept, so the new node owns no slot and no user until
+tools/rebalance.py hands it some.
+
+Ownership changes (a move, tools/move_user.py; a slot handed over, tools/rebalance.py) go
+through set_owner() and set_slot(): the map file is rewritten and the same entry set live
+through HAProxy's admin socket (runtime API).
 """
 from __future__ import annotations
 
@@ -38,7 +45,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from tools import haproxy_config  # noqa: E402
-from tools.haproxy_config import FROZEN, map_key, node_names, read_map  # noqa: E402
+from tools.haproxy_config import FROZEN, map_key, node_names, read_map, read_slots, write_slots  # noqa: E402
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8400
@@ -48,9 +55,9 @@ STOP_TIMEOUT_S = 20.0
 _CHILDREN: Dict[int, "subprocess.Popen[bytes]"] = {}
 
 
-def owner(user_id: str, names: Sequence[str], overrides: Optional[Mapping[str, str]] = None) -> str:
-    """The node that owns `user_id` (or "frozen"): the shard map's entry, else crc32 % N."""
-    return haproxy_config.owner(user_id, names, overrides)
+def owner(cluster: Mapping[str, Any], user_id: str) -> str:
+    """The node that owns `user_id` now (or "frozen"): its shard map entry, else its slot's node."""
+    return haproxy_config.owner(user_id, read_slots(cluster["slots"]), read_map(cluster["map"]))
 
 
 def load(directory: str) -> Dict[str, Any]:
@@ -148,6 +155,10 @@ def wait_healthy(url: str, timeout: float, pid: Optional[int] = None, log: str =
         except (OSError, ValueError) as e:
             last = str(e)
         time.sleep(0.1)
+    while alive(old) and time.monotonic() < deadline + STOP_TIMEOUT_S:  # the old front finishing its requests
+        time.sleep(0.1)
+    if old in _CHILDREN and not alive(old):
+        _CHILDREN.pop(old).wait()
     raise RuntimeError("%s did not answer healthy within %.0f s (%s); see %s" % (url, timeout, last, log))
 
 
@@ -182,26 +193,93 @@ def up(directory: str, nodes: int = 3, base_port: int = DEFAULT_PORT,
             alive(pid) for pid in _pids(load(directory))):
         raise RuntimeError("a cluster already runs in %s: `down --dir %s` first" % (directory, directory))
     os.makedirs(directory, exist_ok=True)
+    _check_maps(directory, node_names(nodes))
     base = _free_base(nodes) if base_port == 0 else base_port
     replication = _litestream_starter() if replicate else None
     started = [_start_node(directory, name, base + i, api_key_file, replication, max_body_bytes)
                for i, name in enumerate(node_names(nodes), start=1)]
     cluster: Dict[str, Any] = {"front": "http://%s:%d" % (HOST, base), "dir": directory,
                                "admin_socket": os.path.join(directory, "haproxy.sock"),
-                               "map": os.path.join(directory, "shards.map"), "nodes": started,
-                               "haproxy_pid": None, "replication": replication is not None}
+                               "map": os.path.join(directory, "shards.map"),
+                               "slots": os.path.join(directory, "slots.map"), "nodes": started,
+                               "haproxy_pid": None, "replication": replication is not None,
+                               "api_key_file": os.path.abspath(api_key_file) if api_key_file else None}
     _write(directory, cluster)  # written now, so `down` can stop what started even if the rest fails
     for node in started:
         wait_healthy(node["url"] + "/health", START_TIMEOUT_S, node["pid"], node["log"])
-    haproxy_config.write_config(directory, [(n["name"], n["url"][len("http://"):]) for n in started],
-                                "%s:%d" % (HOST, base), cluster["admin_socket"], max_body_bytes)
+    _start_front(binary, cluster, max_body_bytes)
+    return cluster
+
+
+def _check_maps(directory: str, names: Sequence[str]) -> None:
+    """Maps kept from an earlier run of the cluster in `directory` (its nodes' data is kept too) must
+    name only these nodes: a slot or user routed to a node that is not started would get 500."""
+    named = set()
+    if os.path.exists(os.path.join(directory, "slots.map")):
+        named |= set(read_slots(os.path.join(directory, "slots.map")))
+    named |= set(read_map(os.path.join(directory, "shards.map")).values())
+    stray = sorted(named - set(names) - {FROZEN})
+    if stray:
+        raise RuntimeError("%s's maps name %s: start as many nodes as before" % (directory, ", ".join(stray)))
+
+
+def _start_front(binary: str, cluster: Dict[str, Any], max_body_bytes: int) -> None:
+    """Write the front's configuration for the cluster's nodes and start HAProxy on it.
+
+    A front already running (its pid in cluster.json) is replaced: the new process binds the same
+    port beside it (SO_REUSEPORT) and `-sf` tells the old one to stop listening, finish the
+    requests it holds and exit, so no request is refused on the way.
+    """
+    directory, nodes = cluster["dir"], cluster["nodes"]
+    haproxy_config.write_config(directory, [(n["name"], n["url"][len("http://"):]) for n in nodes],
+                                cluster["front"][len("http://"):], cluster["admin_socket"], max_body_bytes)
     config = os.path.join(directory, "haproxy.cfg")
     subprocess.run([binary, "-c", "-q", "-f", config], check=True)
+    argv = [binary, "-db", "-f", config]
+    old = cluster.get("haproxy_pid") or 0
+    if alive(old):
+        argv += ["-sf", str(old)]
     log = os.path.join(directory, "haproxy.log")
-    cluster["haproxy_pid"] = _spawn([binary, "-db", "-f", config], log)
+    cluster["haproxy_pid"] = _spawn(argv, log)
+    cluster["max_body_bytes"] = max_body_bytes
     _write(directory, cluster)
-    wait_healthy(cluster["front"] + "/health", START_TIMEOUT_S, cluster["haproxy_pid"], log)
-    return cluster
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:  # until the new front answers: the old one answers too while it hands over
+        health = wait_healthy(cluster["front"] + "/health", START_TIMEOUT_S, cluster["haproxy_pid"], log)
+        if set(health.get("nodes", {})) == {n["name"] for n in nodes}:
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError("the front still reports nodes %s, not %s; see %s"
+                               % (sorted(health.get("nodes", {})), [n["name"] for n in nodes], log))
+        time.sleep(0.1)
+    while alive(old) and time.monotonic() < deadline + STOP_TIMEOUT_S:  # the old front finishing its requests
+        time.sleep(0.1)
+    if old in _CHILDREN and not alive(old):
+        _CHILDREN.pop(old).wait()
+
+
+def add_node(directory: str, api_key_file: Optional[str] = None) -> Dict[str, Any]:
+    """Start node N+1 of the cluster in `directory` and reload the front to know it; the new node.
+
+    It owns no slot and no user yet: the slot map is kept (tools/rebalance.py hands it slots).
+    """
+    binary = haproxy_binary()
+    if not binary:
+        raise RuntimeError("haproxy not found (apt-get install haproxy)")
+    cluster = load(directory)
+    name = node_names(len(cluster["nodes"]) + 1)[-1]
+    port = int(cluster["front"].rsplit(":", 1)[1]) + len(cluster["nodes"]) + 1
+    if not _port_free(port):
+        raise RuntimeError("port %d (the front's plus %d) is taken" % (port, len(cluster["nodes"]) + 1))
+    replication = _litestream_starter() if cluster.get("replication") else None
+    max_body_bytes = cluster.get("max_body_bytes", haproxy_config.MAX_BODY_BYTES)
+    node = _start_node(cluster["dir"], name, port, api_key_file or cluster.get("api_key_file"), replication,
+                       max_body_bytes)
+    cluster["nodes"].append(node)
+    _write(cluster["dir"], cluster)
+    wait_healthy(node["url"] + "/health", START_TIMEOUT_S, node["pid"], node["log"])
+    _start_front(binary, cluster, max_body_bytes)
+    return node
 
 
 def _write(directory: str, cluster: Mapping[str, Any]) -> None:
@@ -276,26 +354,43 @@ def admin(cluster: Mapping[str, Any], command: str) -> str:
     return b"".join(chunks).decode("utf-8", "replace")
 
 
-def set_owner(cluster: Mapping[str, Any], user_id: str, value: Optional[str]) -> None:
-    """Make `value` (a node name, "frozen", or None: back to the hash) own `user_id`, live and in the file.
-
-    The live map changes first (HAProxy answers from memory), then the file, so a restart keeps it.
-    """
+def _check_value(cluster: Mapping[str, Any], value: Optional[str]) -> None:
     names = [n["name"] for n in cluster["nodes"]]
     if value is not None and value not in names and value != FROZEN:
         raise ValueError("owner must be one of %s or %s, got %r" % (names, FROZEN, value))
+
+
+def _live(cluster: Mapping[str, Any], command: str) -> None:
+    answer = admin(cluster, command).strip()
+    if answer:
+        raise RuntimeError("HAProxy refused the map change %r: %s" % (command, answer))
+
+
+def set_owner(cluster: Mapping[str, Any], user_id: str, value: Optional[str]) -> None:
+    """Make `value` (a node name, "frozen", or None: back to its slot's node) own `user_id`, live and in the file.
+
+    The live map changes first (HAProxy answers from memory), then the file, so a restart keeps it.
+    """
+    _check_value(cluster, value)
     overrides = read_map(cluster["map"])
     key = map_key(user_id)
     if value is None:
-        answer = admin(cluster, "del map %s %s" % (cluster["map"], key)) if user_id in overrides else ""
+        if user_id in overrides:
+            _live(cluster, "del map %s %s" % (cluster["map"], key))
         overrides.pop(user_id, None)
     else:
-        verb = "set" if user_id in overrides else "add"
-        answer = admin(cluster, "%s map %s %s %s" % (verb, cluster["map"], key, value))
+        _live(cluster, "%s map %s %s %s" % ("set" if user_id in overrides else "add", cluster["map"], key, value))
         overrides[user_id] = value
-    if answer.strip():
-        raise RuntimeError("HAProxy refused the map change: %s" % answer.strip())
     haproxy_config.write_map(cluster["map"], overrides)
+
+
+def set_slot(cluster: Mapping[str, Any], slot: int, value: str) -> None:
+    """Make `value` (a node name or "frozen") the node of `slot`, live and in the slot map file."""
+    _check_value(cluster, value)
+    slots = read_slots(cluster["slots"])
+    _live(cluster, "set map %s %d %s" % (cluster["slots"], slot, value))
+    slots[slot] = value
+    write_slots(cluster["slots"], slots)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -309,7 +404,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     start.add_argument("--no-replication", action="store_true", help="no Litestream, even where installed")
     start.add_argument("--max-body-bytes", type=int, default=haproxy_config.MAX_BODY_BYTES,
                        help="the largest request body, at the nodes and the front (default: %(default)s)")
-    for command in (start, sub.add_parser("down", help="stop the cluster"), sub.add_parser("status")):
+    grow = sub.add_parser("add-node", help="start one more node and reload the front to know it (it owns "
+                          "nothing until tools/rebalance.py hands it slots)")
+    grow.add_argument("--api-key-file", help="the new node's API key file (default: the cluster's)")
+    for command in (start, grow, sub.add_parser("down", help="stop the cluster"), sub.add_parser("status")):
         command.add_argument("--dir", default="cluster", help="the cluster's directory (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
@@ -317,6 +415,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             cluster = up(args.dir, args.nodes, args.base_port, args.api_key_file, not args.no_replication,
                          args.max_body_bytes)
             print("cluster up: front %s, %d nodes, %s/cluster.json" % (cluster["front"], args.nodes, cluster["dir"]))
+        elif args.command == "add-node":
+            node = add_node(args.dir, args.api_key_file)
+            print("%s up at %s; the front knows it and it owns no slot yet (python tools/rebalance.py --cluster %s)"
+                  % (node["name"], node["url"], args.dir))
         elif args.command == "down":
             killed = down(args.dir)
             print("cluster down" + (" (SIGKILL: %s)" % killed if killed else ""))

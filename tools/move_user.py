@@ -5,7 +5,8 @@
     python tools/move_user.py --front URL --admin-socket SOCK --map FILE --from URL --to URL USER_ID TO_NODE
 
 A sharded deployment (README, Sharding and replication) routes each user to one node by a
-hash of its id, overridden by HAProxy's shard map. Moving a user is six steps, each printed:
+hash of its id (its slot's node, in the slot map), overridden by HAProxy's shard map.
+Moving a user is six steps, each printed:
 
 1. copy: whatever the new node holds of the user is deleted (it does not own the user, so
    that is a leftover of an unfinished move), then the old node's export is imported into it,
@@ -24,7 +25,7 @@ hash of its id, overridden by HAProxy's shard map. Moving a user is six steps, e
    during step 1) gets one whole copy, made frozen, and a second verification; a difference
    then, or a node failing before step 5, aborts: the map entry goes back to what it was and
    the copy on the new node is deleted.
-5. switch: the map entry becomes the new node (removed when the hash already names it),
+5. switch: the map entry becomes the new node (removed when the user's slot names it),
    live through the runtime API and in the map file, so a restart of HAProxy keeps it.
 6. delete: the user is deleted from the old node (after importing again, idempotently, any
    Add that reached it after the copy, should one have).
@@ -65,7 +66,7 @@ if REPO not in sys.path:
 from flowmem.client import Client  # noqa: E402
 from flowmem.errors import FlowmemError, Unavailable  # noqa: E402
 from tools.cluster import admin  # noqa: E402
-from tools.haproxy_config import FROZEN, hashed_owner, map_key, read_map, write_map  # noqa: E402
+from tools.haproxy_config import FROZEN, hashed_owner, map_key, read_map, read_slots, write_map  # noqa: E402
 
 QUERY_WORDS = 12  # words of a message that make a verification query
 
@@ -197,21 +198,30 @@ def freeze(plan: Plan, journal: Dict[str, Any], drain_timeout: float) -> None:
     """The front answers the user 503, and every request routed before that has ended."""
     set_entry(plan, journal["user_id"], FROZEN)
     started, journal["frozen_at"] = time.monotonic(), time.time()
-    waiting = plan.runtime.routed_streams()
-    time.sleep(0.1)  # and any request caught between its map lookup and its backend at that instant
-    waiting |= plan.runtime.routed_streams()
-    in_flight = len(waiting)
-    while waiting:
-        if time.monotonic() - started > drain_timeout:
-            raise MoveAborted("%d requests routed before the freeze still running after %.0f s"
-                              % (len(waiting), drain_timeout))
-        time.sleep(0.05)
-        waiting &= plan.runtime.routed_streams()
+    in_flight = drain(plan.runtime, drain_timeout)
     status, _ = plan.search_bytes(plan.front, {"user_id": journal["user_id"], "query": "frozen", "top_k": 1})
     if status != 503:
         raise MoveAborted("the front answered the frozen user %d, not 503: is the map key right?" % status)
     say("2 freeze: %s answers 503 at the front; %d requests in flight at the freeze (HAProxy's streams), "
         "all ended after %.2f s" % (journal["user_id"], in_flight, time.monotonic() - started))
+
+
+def drain(runtime: Runtime, timeout: float) -> int:
+    """Wait until every request HAProxy has routed to a node now has ended; how many there were.
+
+    MoveAborted if some still run after `timeout` seconds."""
+    started = time.monotonic()
+    waiting = runtime.routed_streams()
+    time.sleep(0.1)  # and any request caught between its map lookup and its backend at that instant
+    waiting |= runtime.routed_streams()
+    in_flight = len(waiting)
+    while waiting:
+        if time.monotonic() - started > timeout:
+            raise MoveAborted("%d requests routed before the freeze still running after %.0f s"
+                              % (len(waiting), timeout))
+        time.sleep(0.05)
+        waiting &= runtime.routed_streams()
+    return in_flight
 
 
 class Tap:
@@ -426,7 +436,7 @@ def cluster_plan(directory: str, user_id: str, api_key: Optional[str]) -> Plan:
     if api_key is None and described.get("api_key_file"):
         api_key = read_key(described["api_key_file"])
     return Plan(described["front"], described["admin_socket"], described["map"], nodes, api_key,
-                hashed_owner(user_id, list(nodes)))
+                hashed_owner(user_id, read_slots(described["slots"])))
 
 
 def explicit_plan(args: argparse.Namespace, api_key: Optional[str]) -> Plan:
