@@ -71,7 +71,7 @@ def haproxy_binary() -> Optional[str]:
     return shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/usr/local/sbin")
 
 
-def _free_base(count: int) -> int:
+def free_base(count: int) -> int:
     """A port P such that P..P+count are all free on 127.0.0.1 now."""
     for _ in range(200):
         with socket.socket() as s:
@@ -155,10 +155,6 @@ def wait_healthy(url: str, timeout: float, pid: Optional[int] = None, log: str =
         except (OSError, ValueError) as e:
             last = str(e)
         time.sleep(0.1)
-    while alive(old) and time.monotonic() < deadline + STOP_TIMEOUT_S:  # the old front finishing its requests
-        time.sleep(0.1)
-    if old in _CHILDREN and not alive(old):
-        _CHILDREN.pop(old).wait()
     raise RuntimeError("%s did not answer healthy within %.0f s (%s); see %s" % (url, timeout, last, log))
 
 
@@ -194,7 +190,7 @@ def up(directory: str, nodes: int = 3, base_port: int = DEFAULT_PORT,
         raise RuntimeError("a cluster already runs in %s: `down --dir %s` first" % (directory, directory))
     os.makedirs(directory, exist_ok=True)
     _check_maps(directory, node_names(nodes))
-    base = _free_base(nodes) if base_port == 0 else base_port
+    base = free_base(nodes) if base_port == 0 else base_port
     replication = _litestream_starter() if replicate else None
     started = [_start_node(directory, name, base + i, api_key_file, replication, max_body_bytes)
                for i, name in enumerate(node_names(nodes), start=1)]
