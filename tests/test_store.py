@@ -1,5 +1,6 @@
 import os
 import sqlite3
+import threading
 import time
 import unittest
 from unittest import mock
@@ -96,6 +97,22 @@ class CheckpointTest(MemoryTestCase):
         self.assertTrue(thread.is_alive())
         self.memory.close()
         self.assertFalse(thread.is_alive())
+
+    def test_closing_while_the_background_thread_waits_for_the_write_lock_returns(self):
+        store = self.memory.store
+        store.checkpointer.wal_limit_bytes = 0  # every checkpoint of the thread truncates, under the write lock
+        self.memory.add(add_body("u1", "s1", ["Alice: the last words before closing"]))
+        closer = threading.Thread(target=self.memory.close, daemon=True)  # a hung one must not hold the tests
+        with store._write_lock:  # a write in progress, as close() is called and the thread wakes up after it
+            closer.start()
+            time.sleep(0.2)
+            store.checkpointer.wrote.set()
+            time.sleep(1.0)  # past the thread's interval: both wait for this lock now, close() first
+        closer.join(10)
+        self.assertFalse(closer.is_alive(), "close() waited forever for the checkpoint thread")
+        conn = sqlite3.connect(self.db_path())
+        self.addCleanup(conn.close)
+        self.assertEqual(conn.execute("SELECT count(*) FROM messages").fetchone()[0], 1)
 
     def _in_main_file(self, needle):
         with open(self.db_path(), "rb") as f:

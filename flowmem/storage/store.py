@@ -206,9 +206,12 @@ class Store:
         with self._write_lock:
             if self._closed:
                 return
-            self._closed = True
-            if self._checkpointer is not None:
-                self._checkpointer.stop()
+            self._closed = True  # from here no write begins
+        # Stopped outside the write lock: the thread may be waiting for it to truncate a large
+        # WAL, and joining it while holding the lock would wait forever.
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
+        with self._write_lock:
             while True:
                 try:
                     self._idle.get_nowait().close()
