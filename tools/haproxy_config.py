@@ -182,13 +182,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--node", action="append", required=True, help="host:port of node1, node2, ... in order")
     parser.add_argument("--bind", default="127.0.0.1:8400", help="the front's address (default: %(default)s)")
     parser.add_argument("--map", required=True, help="the shard map file's absolute path")
-    parser.add_argument("--slots", required=True, help="the slot map file's absolute path (write it with "
-                        "write_slots: slot s -> node s %% N + 1 for a new cluster)")
+    parser.add_argument("--slots", required=True, help="the slot map file's absolute path (written if absent: "
+                        "slot s on node s %% N + 1, as for a new cluster)")
     parser.add_argument("--socket", required=True, help="the admin socket's path")
     parser.add_argument("--state-map", required=True, help="the node_state.map file's path (0 down, 1 up)")
     parser.add_argument("--max-body-bytes", type=int, default=MAX_BODY_BYTES, help="flowmem's --max-body-bytes")
     args = parser.parse_args(argv)
     nodes = list(zip(node_names(len(args.node)), args.node))
+    if not os.path.exists(args.slots):
+        write_slots(args.slots, initial_slots([name for name, _ in nodes]))
+        print("wrote %s: %d slots shared out over %d nodes" % (args.slots, SLOTS, len(nodes)), file=sys.stderr)
     sys.stdout.write(render(nodes, args.bind, args.map, args.slots, args.socket, args.state_map,
                             args.max_body_bytes))
     return 0
