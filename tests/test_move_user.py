@@ -52,23 +52,29 @@ def messages_in(db: str, user_id: str) -> List[str]:
         return [content for (content,) in rows]
 
 
-class MoveUserTest(unittest.TestCase):
+class LoopbackClusterCase(unittest.TestCase):
+    """A loopback cluster of three nodes behind HAProxy (tools/cluster.py), started once for the class."""
+
     cluster: Dict[str, Any] = {}
     directory = ""
+    replicate = True  # Litestream beside each node, where it is installed
 
     @classmethod
     def setUpClass(cls) -> None:
-        cls.directory = tempfile.mkdtemp(prefix="flowmem-move-")
+        cls.directory = tempfile.mkdtemp(prefix="flowmem-cluster-")
         if loopback.haproxy_binary():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ResourceWarning)  # the cluster's processes outlive their Popen
-                cls.cluster = loopback.up(cls.directory, nodes=3, base_port=0)
+                cls.cluster = loopback.up(cls.directory, nodes=3, base_port=0, replicate=cls.replicate)
 
     @classmethod
     def tearDownClass(cls) -> None:
         if cls.cluster:
             loopback.down(cls.directory)
         shutil.rmtree(cls.directory, ignore_errors=True)
+
+
+class MoveUserTest(LoopbackClusterCase):
 
     def setUp(self) -> None:
         program(self, "haproxy", "/usr/sbin/haproxy")

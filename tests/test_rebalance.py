@@ -10,20 +10,18 @@ users were pinned is finished by running it again.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import unittest
 import warnings
-from typing import Any, Dict, List, Tuple
+from typing import List, Tuple
 
 from flowmem.client import Client
 from flowmem.errors import RetryLater
 from tests.components import program
 from tests.helpers import add_body
-from tests.test_move_user import TOPICS, messages_in
+from tests.test_move_user import TOPICS, LoopbackClusterCase, messages_in
 from tools import cluster as loopback, move_user, rebalance
 from tools.haproxy_config import FROZEN, initial_slots, node_names, read_map, read_slots, slot_of
 
@@ -48,23 +46,8 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(rebalance.plan(initial_slots(names[:3]), names), moves)  # the same every run
 
 
-class AddNodeTest(unittest.TestCase):
-    cluster: Dict[str, Any] = {}
-    directory = ""
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.directory = tempfile.mkdtemp(prefix="flowmem-grow-")
-        if loopback.haproxy_binary():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ResourceWarning)  # the cluster's processes outlive their Popen
-                cls.cluster = loopback.up(cls.directory, nodes=3, base_port=0, replicate=False)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        if cls.cluster:
-            loopback.down(cls.directory)
-        shutil.rmtree(cls.directory, ignore_errors=True)
+class AddNodeTest(LoopbackClusterCase):
+    replicate = False
 
     def setUp(self) -> None:
         program(self, "haproxy", "/usr/sbin/haproxy")
