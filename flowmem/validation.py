@@ -159,20 +159,31 @@ def _iso(timestamp_ms: int) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON Schema type of a decoded JSON value ("integer" for a whole number, even written 5.0)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
+        return "boolean"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
     if isinstance(value, str):
-        return "a string"
+        return "string"
     if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+        return "array"
+    return "object" if isinstance(value, dict) else type(value).__name__
+
+
+_TYPE_IN_MESSAGES = {"boolean": "a boolean", "integer": "a number", "number": "a number", "string": "a string",
+                     "array": "an array", "object": "an object"}
+
+
+def _json_type(value: Any) -> str:
+    """The value's type as an error message names it ("a number" for any number)."""
+    kind = json_type(value)
+    return _TYPE_IN_MESSAGES.get(kind, kind)
 
 
 def parse_add(body: Mapping[str, Any]) -> AddRequest:

@@ -18,27 +18,12 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Union
 
+from ..validation import json_type
+
 JSON_TYPES = {
     "object": "an object", "array": "an array", "string": "a string", "integer": "an integer",
     "number": "a number", "boolean": "a boolean", "null": "null",
 }
-
-
-def type_of(value: Any) -> str:
-    """The JSON Schema type of a decoded JSON value ("integer" for a whole number, even written 5.0)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object" if isinstance(value, dict) else type(value).__name__
 
 
 def _allowed(schema: Mapping[str, Any]) -> List[str]:
@@ -54,7 +39,7 @@ def problem(value: Any, schema: Mapping[str, Any], field: str = "") -> Optional[
     `field` is the path so far ("" for the arguments object itself).
     """
     allowed = _allowed(schema)
-    found = type_of(value)
+    found = json_type(value)
     if allowed and found not in allowed and not (found == "integer" and "number" in allowed):
         wanted = " or ".join(JSON_TYPES[t] for t in allowed)
         return "%s must be %s, got %s" % (field or "arguments", wanted, JSON_TYPES.get(found, found))
