@@ -30,8 +30,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from tools import cluster as cluster_tool  # noqa: E402
+from tools import cluster as cluster_tool, haproxy_config  # noqa: E402
 from tools.evalkit import dataset as datasets  # noqa: E402
+from tools.evalkit.replay import percentile  # noqa: E402
 
 WORDS = ("river garden coffee piano museum hiking recipe budget vacation painting guitar soccer novel camera "
          "bakery library concert puppy marathon festival").split()
@@ -98,11 +99,6 @@ def in_parallel(url: str, clients: int, jobs: Sequence[Tuple[str, Dict[str, Any]
     return time.perf_counter() - started, latencies
 
 
-def percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
 def workload(convs: List[List[str]], questions: List[str], args: argparse.Namespace) -> Tuple[list, list]:
     adds, searches = [], []
     for i in range(args.adds):
@@ -121,7 +117,7 @@ def workload(convs: List[List[str]], questions: List[str], args: argparse.Namesp
 
 def measure(cluster: Dict[str, Any], adds: list, searches: list, clients: int) -> Dict[str, float]:
     """Adds/s and Searches/s through the front; Search latency through the front and at the owner node, paired."""
-    names = [n["name"] for n in cluster["nodes"]]
+    slots = haproxy_config.read_slots(cluster["slots"])  # a fresh cluster: no user has a map entry
     seconds, _ = in_parallel(cluster["front"], clients, adds)
     front = Conn(cluster["front"])
     nodes = {n["name"]: Conn(n["url"]) for n in cluster["nodes"]}
@@ -130,7 +126,7 @@ def measure(cluster: Dict[str, Any], adds: list, searches: list, clients: int) -
     via_front, direct, extra = [], [], []
     for i, (path, body) in enumerate(searches):
         # The same Search at the owner node and through the front, in turns first: noise and caches hit both.
-        owner = nodes[cluster_tool.owner(body["user_id"], names)]
+        owner = nodes[haproxy_config.hashed_owner(body["user_id"], slots)]
         if i % 2:
             at_node, through = owner.post(path, body), front.post(path, body)
         else:
@@ -139,9 +135,9 @@ def measure(cluster: Dict[str, Any], adds: list, searches: list, clients: int) -
         via_front.append(through)
         extra.append(through - at_node)
     many_s, _ = in_parallel(cluster["front"], clients, searches)
-    return {"adds_per_s": len(adds) / seconds, "direct_p50": percentile(direct, 0.5),
-            "direct_p99": percentile(direct, 0.99), "p50": percentile(via_front, 0.5),
-            "p99": percentile(via_front, 0.99), "extra_p50": percentile(extra, 0.5),
+    return {"adds_per_s": len(adds) / seconds, "direct_p50": percentile(direct, 50),
+            "direct_p99": percentile(direct, 99), "p50": percentile(via_front, 50),
+            "p99": percentile(via_front, 99), "extra_p50": percentile(extra, 50),
             "searches_per_s": len(searches) / many_s}
 
 
@@ -158,7 +154,8 @@ def main() -> int:
     parser.add_argument("--adds", type=int, default=600)
     parser.add_argument("--searches", type=int, default=600)
     parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--max-body-bytes", type=int, default=8388608, help="nodes' and front's body limit")
+    parser.add_argument("--max-body-bytes", type=int, default=haproxy_config.MAX_BODY_BYTES,
+                        help="nodes' and front's body limit")
     args = parser.parse_args()
     if cluster_tool.haproxy_binary() is None:
         print("error: haproxy not installed (apt-get install haproxy)", file=sys.stderr)
