@@ -157,9 +157,12 @@ class ExportImportTest(CliTestCase):
         again = self.run_cli("import", "--db", copy, "-", stdin=dump.stdout)
         self.assertIn("3 Adds, 0 stored, 3 already stored, 0 messages stored", again.stdout)
         self.assertEqual(self.run_cli("export", "--db", copy).stdout, dump.stdout)
-        for db in (self.db, copy):
-            self.assertEqual(self.run_cli("search", "--db", db, "--user", "alice", "--json", "cactus").stdout,
-                             self.run_cli("search", "--db", self.db, "--user", "alice", "--json", "cactus").stdout)
+        original, copied = (self.run_cli("search", "--db", db, "--user", "alice", "--json", "cactus")
+                            for db in (self.db, copy))
+        for result in (original, copied):
+            self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("Spike", original.stdout)
+        self.assertEqual(copied.stdout, original.stdout)
         one = self.run_cli("export", "--db", self.db, "--user", "bob").stdout.splitlines()
         self.assertEqual([json.loads(line)["user_id"] for line in one], ["bob"])
         self.assert_one_line_error(self.run_cli("export", "--db", self.db, "--user", "carol"), "no user 'carol'")
