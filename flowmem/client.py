@@ -27,7 +27,7 @@ import urllib.parse
 import urllib.request
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Type
 
-from . import errors
+from . import errors, paging
 from .errors import FlowmemError, InvalidField, MethodNotAllowed, RetryLater, Unavailable
 
 DEFAULT_BODY_LIMIT = 8 * 1024 * 1024  # the server's default max_body_bytes
@@ -154,25 +154,11 @@ class Client:
         order they were stored, read a page at a time."""
         users = iter([user_id]) if user_id is not None else self.user_ids()
         for user in users:
-            yield from self._pages(functools.partial(self._export_page, user))
-
-    def _export_page(self, user_id: str, cursor: Optional[str]) -> Dict[str, Any]:
-        return self.export_page(user_id, self.export_page_size, cursor)
+            yield from paging.walk(functools.partial(self.export_page, user, self.export_page_size))
 
     def user_ids(self) -> Iterator[str]:
         """Every user id the server holds, read a page at a time."""
-        for user in self._pages(lambda cursor: self.list_users(1000, cursor)):
-            yield user["user_id"]
-
-    @staticmethod
-    def _pages(fetch: Callable[[Optional[str]], Dict[str, Any]]) -> Iterator[Dict[str, Any]]:
-        cursor: Optional[str] = None
-        while True:
-            page = fetch(cursor)
-            yield from page["data"]
-            cursor = page["next_cursor"]
-            if cursor is None:
-                return
+        return (user["user_id"] for user in paging.walk(lambda cursor: self.list_users(1000, cursor)))
 
     def import_records(self, records: Iterable[Mapping[str, Any]],
                        progress: Optional[Callable[[int, Optional[int]], None]] = None) -> Dict[str, Any]:

@@ -15,6 +15,7 @@ retrieval takes it as given.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 import re
@@ -232,23 +233,11 @@ class Memory:
         None), in the order they were stored; read a page at a time, each page its own snapshot."""
         users = iter([user_id]) if user_id is not None else self.user_ids()
         for user in users:
-            cursor: Optional[str] = None
-            while True:
-                exported = self.export_page(user, 500, cursor)
-                yield from exported["data"]
-                cursor = exported["next_cursor"]
-                if cursor is None:
-                    break
+            yield from paging.walk(functools.partial(self.export_page, user, 500))
 
     def user_ids(self) -> Iterator[str]:
         """Every user id held, read a page at a time."""
-        cursor: Optional[str] = None
-        while True:
-            listed = self.list_users(1000, cursor)
-            yield from (user["user_id"] for user in listed["data"])
-            cursor = listed["next_cursor"]
-            if cursor is None:
-                return
+        return (user["user_id"] for user in paging.walk(lambda cursor: self.list_users(1000, cursor)))
 
     def import_records(self, records: Iterable[Mapping[str, Any]],
                        progress: Optional[portable.Progress] = None) -> Dict[str, Any]:

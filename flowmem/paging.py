@@ -6,14 +6,15 @@ are), with the kind of listing it came from, as urlsafe base64 of a JSON array:
 one that does not decode to a position of this kind is 422 naming `cursor`. A page
 is read with one row more than asked: when that row exists there is a next page,
 and its cursor is the position of the page's last row, so the next page continues
-right after it even if rows were added meanwhile (positions only grow).
+right after it even if rows were added meanwhile (positions only grow). walk() follows
+the pages of any listing to its end, for Memory and Client alike.
 """
 from __future__ import annotations
 
 import base64
 import binascii
 import json
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, TypeVar
 
 from .errors import InvalidField
 from .retrieval.items import iso_time
@@ -51,6 +52,18 @@ def page(rows: Sequence[T], limit: int, kind: str, place: Callable[[T], Sequence
     shown = rows[:limit]
     more = len(rows) > limit
     return {"data": [shape(row) for row in shown], "next_cursor": cursor(kind, place(shown[-1])) if more else None}
+
+
+def walk(fetch: Callable[[Optional[str]], Dict[str, Any]]) -> Iterator[Any]:
+    """Every item of a listing: the "data" of each page `fetch(cursor)` returns, from the first page
+    (cursor None) on, each next page asked for with the last one's next_cursor until that is None."""
+    cursor: Optional[str] = None
+    while True:
+        listed = fetch(cursor)
+        yield from listed["data"]
+        cursor = listed["next_cursor"]
+        if cursor is None:
+            return
 
 
 def message(user_id: str, row: ListedMessage) -> Dict[str, Any]:
