@@ -20,19 +20,18 @@ import logging
 import os
 import sys
 import uuid
-from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple
 
 from . import __version__, config as config_module
 from .cli_parser import Parser, UsageError, flag_name, settings_flags, settings_table, wants_all, warn
-from .cli_portable import checked, export, import_records, read_records
-from .errors import BadRequest, FlowmemError
+from .cli_portable import checked, export, import_records, numbered_bodies, read_records
+from .errors import FlowmemError
 from .http.run import serve
 from .mcp.stdio import run as run_mcp
 from .memory import Memory, init, reindex
 from .storage.settings import ViewSettings, flag_value
-from .validation import decode_json_object
 
-__all__ = ["UsageError", "build_parser", "flag_name", "main", "parse_bodies", "run", "settings_table"]
+__all__ = ["UsageError", "build_parser", "flag_name", "main", "run", "settings_table"]
 
 
 def build_parser(show_all: bool = False) -> argparse.ArgumentParser:
@@ -163,39 +162,6 @@ def _add_bodies(args: argparse.Namespace) -> Iterable[Tuple[str, Dict[str, Any]]
     return numbered_bodies(_read_input(args.file))
 
 
-def parse_bodies(data: bytes) -> Iterator[Dict[str, Any]]:
-    """The Add bodies of `add`'s input: one JSON array of them, one JSON object, or one per line."""
-    return (body for _, body in numbered_bodies(data))
-
-
-def numbered_bodies(data: bytes) -> Iterator[Tuple[str, Dict[str, Any]]]:
-    """(where, body) for each Add body of `data`: "item N" of a JSON array, "line N" of JSON lines."""
-    stripped = data.strip()
-    if stripped.startswith(b"["):
-        try:
-            items = json.loads(stripped.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as e:
-            raise UsageError("input is not a JSON array of Add bodies: %s" % e) from e
-        for i, item in enumerate(items):
-            if not isinstance(item, dict):
-                raise UsageError("item %d of the input array is not a JSON object" % i)
-            yield "item %d" % i, item
-        return
-    try:
-        body = decode_json_object(stripped)
-    except BadRequest:
-        body = None  # not one JSON object: one per line, then
-    if body is not None:
-        yield "line 1", body
-        return
-    for number, line in enumerate(data.splitlines(), 1):
-        if line.strip():
-            try:
-                yield "line %d" % number, decode_json_object(line)
-            except BadRequest as e:
-                raise UsageError("line %d: %s" % (number, e.reason)) from e
-
-
 def _print_hits(data: Sequence[Dict[str, Any]]) -> None:
     if not data:
         print("no results")
@@ -243,8 +209,7 @@ def _add(memory: Memory, args: argparse.Namespace) -> None:
 def _search(memory: Memory, args: argparse.Namespace) -> None:
     body: Dict[str, Any] = {"query": args.query, "user_id": args.user, "top_k": args.top_k}
     given = {"session_id": args.session, "role": args.role, "since": args.since, "until": args.until}
-    # A time of digits only is Unix ms, as a JSON number would be; any other text is ISO-8601.
-    filters = {k: int(v) if k in ("since", "until") and v.isdigit() else v for k, v in given.items() if v is not None}
+    filters = {k: v for k, v in given.items() if v is not None}  # times as Search reads them: ISO-8601 or Unix ms
     if filters:
         body["filters"] = filters
     result = memory.search(body)
@@ -307,7 +272,8 @@ def run(argv: Optional[Sequence[str]] = None) -> int:
         print("reindexed %s (%s)" % (config.db, _settings_text(reindex(config, _progress(config.db)))))
         return 0
     if args.command == "import":  # read whole before the database is opened (or made): a bad file leaves none
-        args.records = checked(*read_records(_read_input(args.file), numbered_bodies))
+        args.records = read_records(_read_input(args.file))
+        checked(args.records[1])
     if args.command == "mcp":
         return run_mcp(config)
     read_only, create = OPENING[args.command]

@@ -11,18 +11,17 @@ run that lasts shows a progress line on stderr every PROGRESS_EVERY_S seconds.
 from __future__ import annotations
 
 import json
-import re
 import sys
 import time
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from . import portable
 from .cli_parser import UsageError
-from .errors import InvalidField
+from .errors import BadRequest, InvalidField
 from .memory import Memory
+from .validation import decode_json_object, parse_add
 
 PROGRESS_EVERY_S = 2.0
-RECORD = re.compile(r"records\[(\d+)\]\.?(.*)")  # a field of import_records' InvalidField: records[i].<field>
 
 
 class Progress:
@@ -41,64 +40,91 @@ class Progress:
             print("flowmem: %s: %s" % (self.what, text), file=sys.stderr, flush=True)
 
 
-def export(memory: Memory, user_id: Optional[str], out: Any = None) -> Dict[str, int]:
-    """Write `user_id`'s Adds (everyone's if None) to `out` (stdout), one JSON line each; counts of what was written."""
-    out = out or sys.stdout
+def export(memory: Memory, user_id: Optional[str]) -> None:
+    """Write `user_id`'s Adds (everyone's if None) to stdout, one JSON line each."""
     if user_id is not None and not memory.stats(user_id).get("exists", True):
         raise UsageError("no user %r in %s" % (user_id, memory.config.db))
     progress = Progress("export %s" % memory.config.db)
-    counts = {"requests": 0, "messages": 0}
+    requests = messages = 0
     for body in memory.export(user_id):
-        out.write(json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n")
-        counts["requests"] += 1
-        counts["messages"] += len(body["messages"])
-        progress("%d Adds, %d messages written" % (counts["requests"], counts["messages"]))
-    out.flush()
-    progress("%d Adds, %d messages written" % (counts["requests"], counts["messages"]), final=True)
-    return counts
+        sys.stdout.write(json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n")
+        requests += 1
+        messages += len(body["messages"])
+        progress("%d Adds, %d messages written" % (requests, messages))
+    sys.stdout.flush()
+    progress("%d Adds, %d messages written" % (requests, messages), final=True)
 
 
-def read_records(data: bytes, numbered: Callable[[bytes], Iterator[Tuple[str, Dict[str, Any]]]]
-                 ) -> Tuple[str, List[Tuple[str, Dict[str, Any]]]]:
+def numbered_bodies(data: bytes) -> Iterator[Tuple[str, Dict[str, Any]]]:
+    """(where, body) for each Add body of `data` (`add`'s input, or a dump to import): one JSON
+    array of them ("item N"), one JSON object, or one per line ("line N")."""
+    stripped = data.strip()
+    if stripped.startswith(b"["):
+        try:
+            items = json.loads(stripped.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            raise UsageError("input is not a JSON array of Add bodies: %s" % e) from e
+        yield from _items(items)
+        return
+    try:
+        body = decode_json_object(stripped)
+    except BadRequest:
+        body = None  # not one JSON object: one per line, then
+    if body is not None:
+        yield "line 1", body
+        return
+    for number, line in enumerate(data.splitlines(), 1):
+        if line.strip():
+            try:
+                yield "line %d" % number, decode_json_object(line)
+            except BadRequest as e:
+                raise UsageError("line %d: %s" % (number, e.reason)) from e
+
+
+def _items(items: Iterable[Any]) -> Iterator[Tuple[str, Dict[str, Any]]]:
+    """("item N", body) for each item of a JSON array of Add bodies; UsageError at one that is not an object."""
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise UsageError("item %d of the input array is not a JSON object" % i)
+        yield "item %d" % i, item
+
+
+def read_records(data: bytes) -> Tuple[str, List[Tuple[str, Dict[str, Any]]]]:
     """("LoCoMo" or "flowmem dump", [(where, Add body)]) from an import file's bytes.
 
     A JSON list of objects with a "conversation" (or one such object) is LoCoMo's
-    format; anything else is read as Add bodies by `numbered` (cli.numbered_bodies).
+    format; anything else is read as Add bodies by numbered_bodies (a JSON array from
+    what was decoded here already).
     """
     stripped = data.strip()
     if stripped[:1] in (b"[", b"{"):
         try:
             whole = json.loads(stripped.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
-            whole = None  # JSON lines, or broken: `numbered` says which line
+            whole = None  # JSON lines, or broken: numbered_bodies says which line
         samples = whole if isinstance(whole, list) else [whole]
         if samples and all(isinstance(s, dict) and "conversation" in s for s in samples):
             return "LoCoMo", [("conversation %s" % s.get("sample_id", i), body)
-                              for i, s in enumerate(samples) for body in _locomo_bodies(s)]
-    return "flowmem dump", list(numbered(data))
+                              for i, s in enumerate(samples) for body in portable.locomo_bodies([s], _not_locomo)]
+        if isinstance(whole, list):
+            return "flowmem dump", list(_items(whole))
+    return "flowmem dump", list(numbered_bodies(data))
 
 
-def _locomo_bodies(sample: Dict[str, Any]) -> List[Dict[str, Any]]:
-    try:
-        return list(portable.locomo_records([sample]))
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise UsageError("not a LoCoMo conversation (%s: %s)" % (type(e).__name__, e)) from e
+def _not_locomo(problem: str) -> UsageError:
+    return UsageError("not a LoCoMo conversation (%s)" % problem)
 
 
-def checked(kind: str, records: List[Tuple[str, Dict[str, Any]]]) -> Tuple[str, List[Tuple[str, Dict[str, Any]]]]:
-    """(kind, records) once every record is checked as Add checks a body; UsageError naming the first bad one's line.
+def checked(records: List[Tuple[str, Dict[str, Any]]]) -> None:
+    """Check every record as Add checks a body; UsageError naming the first bad one's line.
 
     Called before the database is opened, so a file with a bad record creates nothing.
     """
-    try:
-        portable.parsed([body for _, body in records])
-    except InvalidField as e:
-        match = RECORD.match(e.field)
-        if not match:
-            raise
-        problem = (match.group(2) + e.reason[len(e.field):]).strip()
-        raise UsageError("%s: %s (nothing was imported)" % (records[int(match.group(1))][0], problem)) from e
-    return kind, records
+    for where, body in records:
+        try:
+            parse_add(body)
+        except InvalidField as e:
+            raise UsageError("%s: %s (nothing was imported)" % (where, e.reason)) from e
 
 
 def import_records(memory: Memory, name: str, kind: str, records: List[Tuple[str, Dict[str, Any]]]) -> str:

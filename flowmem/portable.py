@@ -129,7 +129,14 @@ def read_locomo(path: str) -> Iterator[Dict[str, Any]]:
             raise InvalidField("locomo", "file is not JSON: %s" % e) from e
     if not isinstance(samples, list):
         raise InvalidField("locomo", "file must hold a JSON array of samples, got %s" % type(samples).__name__)
+    return iter(locomo_bodies(samples, lambda problem: InvalidField(
+        "locomo", "file is not in LoCoMo's format (%s)" % problem)))
+
+
+def locomo_bodies(samples: Iterable[Mapping[str, Any]], error: Callable[[str], Exception]) -> List[Dict[str, Any]]:
+    """locomo_records() read whole; what is not LoCoMo's form raises `error(problem)`, the problem
+    as "KeyError: 'conversation'" (read_locomo's InvalidField, or `flowmem import`'s UsageError)."""
     try:
-        return iter(list(locomo_records(samples)))
+        return list(locomo_records(samples))
     except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise InvalidField("locomo", "file is not in LoCoMo's format (%s: %s)" % (type(e).__name__, e)) from e
+        raise error("%s: %s" % (type(e).__name__, e)) from e

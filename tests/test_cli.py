@@ -8,6 +8,7 @@ import unittest
 
 from flowmem import cli, config as config_module
 from flowmem.cli_parser import metavar
+from flowmem.cli_portable import numbered_bodies
 from flowmem.errors import BadRequest, FlowmemError
 from tests.helpers import CliMixin, add_body
 
@@ -156,20 +157,22 @@ class UsageErrorTest(unittest.TestCase):
 
     def test_unreadable_input_is_a_usage_error_naming_its_line_and_cause(self):
         with self.assertRaises(cli.UsageError) as cm:
-            list(cli.parse_bodies(b'{"request_id": "r"}\n{not json}\n'))
+            list(numbered_bodies(b'{"request_id": "r"}\n{not json}\n'))
         self.assertNotIsInstance(cm.exception, BadRequest)
         self.assertTrue(cm.exception.reason.startswith("line 2: request body is not valid JSON"))
         self.assertIsInstance(cm.exception.__cause__, BadRequest)
         with self.assertRaises(cli.UsageError) as cm:
-            list(cli.parse_bodies(b"[1, 2"))
+            list(numbered_bodies(b"[1, 2"))
         self.assertIsInstance(cm.exception.__cause__, ValueError)
         with self.assertRaises(cli.UsageError):
-            list(cli.parse_bodies(b"[1, 2]"))
+            list(numbered_bodies(b"[1, 2]"))
 
     def test_the_cli_takes_nothing_from_the_http_api_module(self):
-        with open(os.path.join(ROOT, "flowmem", "cli.py"), encoding="utf-8") as f:
-            tree = ast.parse(f.read())
-        modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        modules = set()
+        for name in ("cli.py", "cli_portable.py"):  # the commands, and the reading of their input files
+            with open(os.path.join(ROOT, "flowmem", name), encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+            modules |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         self.assertNotIn("http.api", modules)
         self.assertIn("validation", modules)  # where the body decoder lives, for HTTP and CLI alike
 
