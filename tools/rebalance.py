@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 import time
@@ -71,19 +70,11 @@ def journal_path(cluster: Dict[str, Any], slot: int) -> str:
 
 
 def write_journal(cluster: Dict[str, Any], journal: Dict[str, Any]) -> None:
-    path = journal_path(cluster, journal["slot"])
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(journal, f)
-    os.replace(path + ".tmp", path)
+    loopback.write_json(journal_path(cluster, journal["slot"]), journal)
 
 
 def read_journal(cluster: Dict[str, Any], slot: int) -> Optional[Dict[str, Any]]:
-    try:
-        with open(journal_path(cluster, slot), encoding="utf-8") as f:
-            return dict(json.load(f))
-    except FileNotFoundError:
-        return None
+    return loopback.read_json(journal_path(cluster, slot))
 
 
 def pin(cluster: Dict[str, Any], journal: Dict[str, Any], api_key: Optional[str], drain_timeout: float) -> int:
@@ -134,8 +125,9 @@ def hand_over(cluster: Dict[str, Any], slot: int, to: str, api_key: Optional[str
     pinned = sorted(user for user, node in read_map(cluster["map"]).items()
                     if node == journal["from"] and slot_of(user) == slot)
     move_user.say("slot %d: %s -> %s; moving its %d users" % (slot, journal["from"], to, len(pinned)))
+    slots = read_slots(cluster["slots"])  # as step 3 left it: the moves change only the shard map
     for user in pinned:  # step 4
-        status = move_user.move(move_user.cluster_plan(cluster["dir"], user, api_key), user, to,
+        status = move_user.move(move_user.plan_for(cluster, user, api_key, slots), user, to,
                                 drain_timeout=drain_timeout)
         report["aborted"] += status != 0
     report["users"] = len(pinned)
@@ -174,9 +166,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     names = [node["name"] for node in cluster["nodes"]]
     if args.to is not None and args.to not in names:
         parser.error("no node %r (nodes: %s)" % (args.to, ", ".join(names)))
-    api_key = move_user.read_key(args.api_key_file) if args.api_key_file else os.environ.get("FLOWMEM_API_KEY")
-    if api_key is None and cluster.get("api_key_file"):
-        api_key = move_user.read_key(cluster["api_key_file"])
+    api_key = move_user.resolve_key(args.api_key_file, cluster)
     move_user.STARTED = time.monotonic()
     try:
         with move_user.locked(cluster["map"]):
@@ -193,7 +183,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (FlowmemError, move_user.MoveAborted, OSError, ValueError, RuntimeError) as e:
         print("rebalance: stopped: %s (run it again to finish)" % e, file=sys.stderr)
         return 2
-    counts = {name: read_slots(cluster["slots"]).count(name) for name in names}
+    slots = read_slots(cluster["slots"])
+    counts = {name: slots.count(name) for name in names}
     move_user.say("slots per node: %s" % ", ".join("%s %d" % item for item in counts.items()))
     return 1 if aborted else 0
 
