@@ -23,6 +23,8 @@ import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
 from tests.components import program
+from tests.helpers import add_body
+from tests.loopback_cluster import LoopbackClusterCase
 from tests.server import ROOT
 from tools import cluster as cluster_tool, haproxy_config
 
@@ -54,9 +56,9 @@ def request(front: str, method: str, path: str, body: Any = None, raw: Optional[
     return resp.status, parsed, got
 
 
-def add_body(user: str, text: str) -> Dict[str, Any]:
-    return {"request_id": uuid.uuid4().hex, "user_id": user, "session_id": "s1",
-            "messages": [{"role": "user", "content": text, "timestamp": 1683554160000}]}
+def note(user: str, text: str) -> Dict[str, Any]:
+    """An Add of one message to the user's session s1, with a request id of its own."""
+    return add_body(user, "s1", [text], uuid.uuid4().hex)
 
 
 def users_by_node(cluster: Dict[str, Any]) -> Dict[str, List[str]]:
@@ -72,51 +74,17 @@ def users_by_node(cluster: Dict[str, Any]) -> Dict[str, List[str]]:
     return where
 
 
-class ClusterCase(unittest.TestCase):
-    """Starts one cluster per class (nodes in a temporary directory); stops it after."""
+class ClusterCase(LoopbackClusterCase):
+    """Routing needs no Litestream; every request carries the key."""
 
-    nodes = 3
-    max_body_bytes = haproxy_config.MAX_BODY_BYTES
-    cluster: Optional[Dict[str, Any]] = None
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.tmp = tempfile.TemporaryDirectory()
-        if cluster_tool.haproxy_binary() is None:
-            return
-        key_file = os.path.join(cls.tmp.name, "api-key")
-        with open(key_file, "w", encoding="utf-8") as f:
-            f.write(KEY + "\n")
-        directory = os.path.join(cls.tmp.name, "cluster")
-        try:
-            cls.cluster = cluster_tool.up(directory, cls.nodes, 0, key_file, replicate=False,
-                                          max_body_bytes=cls.max_body_bytes)
-        except BaseException:
-            if os.path.exists(os.path.join(directory, "cluster.json")):
-                cluster_tool.down(directory)
-            raise
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        if cls.cluster is not None:
-            cluster_tool.down(cls.cluster["dir"])
-        cls.tmp.cleanup()
-
-    def setUp(self) -> None:
-        program(self, "haproxy", "/usr/sbin/haproxy")
-        assert self.cluster is not None
-        self.front = self.cluster["front"]
-        self.names = [n["name"] for n in self.cluster["nodes"]]
-
-    def owner(self, user: str) -> str:
-        assert self.cluster is not None
-        return cluster_tool.owner(self.cluster, user)
+    api_key = KEY
+    replicate = False
 
 
 class RoutingTest(ClusterCase):
     def test_the_contract_checker_passes_through_the_front(self) -> None:
         done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "contract_check.py"), "--endpoint",
-                               self.front, "--api-key", KEY, "--user-prefix", "cluster-check é/% "],
+                               self.front_url, "--api-key", KEY, "--user-prefix", "cluster-check é/% "],
                               cwd=ROOT, capture_output=True, text=True, timeout=300)
         self.assertEqual(done.returncode, 0, done.stdout[-3000:] + done.stderr[-2000:])
         self.assertIn("checks passed", done.stdout)
@@ -124,34 +92,35 @@ class RoutingTest(ClusterCase):
     def test_each_users_messages_live_on_exactly_one_node_the_owner(self) -> None:
         users = TRICKY_IDS + ["user-%d" % i for i in range(30)]
         for i, user in enumerate(users):
-            raw = json.dumps(add_body(user, "note %d" % i), ensure_ascii=bool(i % 2)).encode()
-            status, body, _ = request(self.front, "POST", "/add", raw=raw)
+            raw = json.dumps(note(user, "note %d" % i), ensure_ascii=bool(i % 2)).encode()
+            status, body, _ = request(self.front_url, "POST", "/add", raw=raw)
             self.assertEqual(status, 200, (user, body))
-        where = users_by_node(self.cluster or {})
+        where = users_by_node(self.cluster)
         for user in users:
             self.assertEqual(where.get(user), [self.owner(user)], user)
         self.assertEqual({u: n for u, n in where.items() if len(n) != 1}, {}, "users split across nodes")
-        self.assertEqual(len({self.owner(u) for u in users}), self.nodes, "every node owns some of 44 users")
+        self.assertEqual(len({self.owner(u) for u in users}), self.node_count, "every node owns some of 44 users")
 
     def test_read_after_write_holds_through_the_front(self) -> None:
         for i in range(20):
             user, word = "raw-%d-%s" % (i, uuid.uuid4().hex[:6]), "zq%sq" % uuid.uuid4().hex[:10]
-            self.assertEqual(request(self.front, "POST", "/add", add_body(user, "I saw a %s today" % word))[0], 200)
-            status, body, headers = request(self.front, "POST", "/search", {"query": word, "user_id": user, "top_k": 5})
+            self.assertEqual(request(self.front_url, "POST", "/add", note(user, "I saw a %s today" % word))[0], 200)
+            query = {"query": word, "user_id": user, "top_k": 5}
+            status, body, headers = request(self.front_url, "POST", "/search", query)
             self.assertEqual(status, 200)
             self.assertIn(word, body["data"][0]["content"])
             self.assertEqual(headers["x-flowmem-node"], self.owner(user))
 
     def test_user_routes_by_path_reach_the_owner(self) -> None:
         for user in TRICKY_IDS:
-            self.assertEqual(request(self.front, "POST", "/add", add_body(user, "path routed"))[0], 200)
+            self.assertEqual(request(self.front_url, "POST", "/add", note(user, "path routed"))[0], 200)
             path = "/users/%s/sessions" % urllib.parse.quote(user, safe="")
-            status, body, headers = request(self.front, "GET", path)
+            status, body, headers = request(self.front_url, "GET", path)
             self.assertEqual(status, 200, (user, body))
             self.assertEqual(headers["x-flowmem-node"], self.owner(user), user)
             self.assertEqual([s["session_id"] for s in body["data"]], ["s1"], user)
             path = "/users/%s/messages?limit=1" % urllib.parse.quote(user, safe="")
-            status, body, _ = request(self.front, "GET", path)
+            status, body, _ = request(self.front_url, "GET", path)
             self.assertEqual((status, body["data"][0]["user_id"]), (200, user))
 
     def test_the_path_user_id_is_decoded_as_flowmem_decodes_it(self) -> None:
@@ -160,7 +129,7 @@ class RoutingTest(ClusterCase):
         pieces = ["a", "%", "%zz", "%2", "%25", "%2F", "%C3%A9", "%F0%9F%99%82", "+", "~", "%20", "%e4%b8%ad", "x"]
         for _ in range(120):
             segment = "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 5)))
-            status, _, headers = request(self.front, "GET", "/users/%s/sessions" % segment)
+            status, _, headers = request(self.front_url, "GET", "/users/%s/sessions" % segment)
             self.assertIn(status, (200, 422), segment)  # 422: a blank id
             self.assertEqual(headers["x-flowmem-node"], self.owner(urllib.parse.unquote(segment)), segment)
 
@@ -177,69 +146,67 @@ class RoutingTest(ClusterCase):
                 raw = raw.replace(b"/", b"\\/")
             if i % 7 == 0:
                 raw = b'{"user_id": "first of two", ' + raw[1:]  # Python's json keeps the last
-            status, _, headers = request(self.front, "POST", "/search", raw=raw)
+            status, _, headers = request(self.front_url, "POST", "/search", raw=raw)
             self.assertIn(status, (200, 422), raw)
             self.assertEqual(headers["x-flowmem-node"], self.owner(user), raw)
 
     def test_a_request_without_a_user_is_answered_by_a_node_and_writes_nothing(self) -> None:
-        before = users_by_node(self.cluster or {})
+        before = users_by_node(self.cluster)
         for raw in (b"{", b"[]", b'{"request_id": "r", "session_id": "s", "messages": []}', b'{"user_id": null}'):
-            status, body, _ = request(self.front, "POST", "/add", raw=raw)
+            status, body, _ = request(self.front_url, "POST", "/add", raw=raw)
             self.assertIn(status, (400, 422), raw)
             self.assertIn("reason", body["detail"])
-        self.assertEqual(users_by_node(self.cluster or {}), before)
+        self.assertEqual(users_by_node(self.cluster), before)
 
     def test_all_users_and_metrics_are_per_node_at_the_front(self) -> None:
-        status, body, _ = request(self.front, "GET", "/users")
+        status, body, _ = request(self.front_url, "GET", "/users")
         self.assertEqual(status, 501)
         self.assertIn("/nodes/{node}/users", body["detail"]["reason"])
         user = "listed-" + uuid.uuid4().hex
-        request(self.front, "POST", "/add", add_body(user, "hello"))
-        status, body, headers = request(self.front, "GET", "/nodes/%s/users?limit=1000" % self.owner(user))
+        request(self.front_url, "POST", "/add", note(user, "hello"))
+        status, body, headers = request(self.front_url, "GET", "/nodes/%s/users?limit=1000" % self.owner(user))
         self.assertEqual((status, headers["x-flowmem-node"]), (200, self.owner(user)))
         self.assertIn(user, [u["user_id"] for u in body["data"]])
-        self.assertEqual(request(self.front, "GET", "/nodes/%s/metrics" % self.names[0])[0], 200)
+        self.assertEqual(request(self.front_url, "GET", "/nodes/%s/metrics" % list(self.nodes)[0])[0], 200)
 
     def test_a_frozen_user_gets_503_and_a_mapped_user_goes_to_its_node(self) -> None:
-        assert self.cluster is not None
         user = "moving é/%s" % uuid.uuid4().hex
-        other = next(n for n in self.names if n != self.owner(user))
+        other = next(n for n in self.nodes if n != self.owner(user))
         try:
             cluster_tool.set_owner(self.cluster, user, "frozen")
-            status, body, headers = request(self.front, "POST", "/add", add_body(user, "while frozen"))
+            status, body, headers = request(self.front_url, "POST", "/add", note(user, "while frozen"))
             self.assertEqual((status, headers.get("retry-after")), (503, "1"))
             self.assertIn("moved", body["detail"]["reason"])
             cluster_tool.set_owner(self.cluster, user, other)
             self.assertEqual(haproxy_config.read_map(self.cluster["map"])[user], other)
-            self.assertEqual(request(self.front, "POST", "/add", add_body(user, "after the move"))[0], 200)
+            self.assertEqual(request(self.front_url, "POST", "/add", note(user, "after the move"))[0], 200)
             self.assertEqual(users_by_node(self.cluster)[user], [other])
-            _, _, headers = request(self.front, "GET", "/users/%s/sessions" % urllib.parse.quote(user, safe=""))
+            _, _, headers = request(self.front_url, "GET", "/users/%s/sessions" % urllib.parse.quote(user, safe=""))
             self.assertEqual(headers["x-flowmem-node"], other)
         finally:
             cluster_tool.set_owner(self.cluster, user, None)
         self.assertNotIn(user, haproxy_config.read_map(self.cluster["map"]))
-        _, _, headers = request(self.front, "POST", "/search", {"query": "move", "user_id": user, "top_k": 1})
+        _, _, headers = request(self.front_url, "POST", "/search", {"query": "move", "user_id": user, "top_k": 1})
         slots = haproxy_config.read_slots(self.cluster["slots"])
         self.assertEqual(headers["x-flowmem-node"], haproxy_config.hashed_owner(user, slots))
 
     def test_the_front_answers_health_itself_with_every_node(self) -> None:
-        status, body, _ = request(self.front, "GET", "/health", key=False)
-        self.assertEqual((status, body), (200, {"status": "ok", "nodes": {n: "up" for n in self.names}}))
+        status, body, _ = request(self.front_url, "GET", "/health", key=False)
+        self.assertEqual((status, body), (200, {"status": "ok", "nodes": {n: "up" for n in self.nodes}}))
 
 
 class NodeDownTest(ClusterCase):
     def test_a_killed_nodes_users_get_503_and_everyone_else_is_served(self) -> None:
-        assert self.cluster is not None
         users = ["down-%d" % i for i in range(24)]
         for user in users:
-            self.assertEqual(request(self.front, "POST", "/add", add_body(user, "kept word zebra"))[0], 200)
+            self.assertEqual(request(self.front_url, "POST", "/add", note(user, "kept word zebra"))[0], 200)
         victim = self.cluster["nodes"][1]
         os.kill(victim["pid"], signal.SIGKILL)
         while cluster_tool.alive(victim["pid"]):
             time.sleep(0.01)
         for user in users:  # at once: before any health check has noticed
             query = {"query": "zebra", "user_id": user, "top_k": 3}
-            status, body, headers = request(self.front, "POST", "/search", query)
+            status, body, headers = request(self.front_url, "POST", "/search", query)
             if self.owner(user) == victim["name"]:
                 self.assertEqual(status, 503, user)
                 self.assertEqual(headers.get("retry-after"), "1")
@@ -248,11 +215,11 @@ class NodeDownTest(ClusterCase):
                 self.assertEqual(status, 200, user)
                 self.assertIn("zebra", body["data"][0]["content"])
         lost = next(u for u in users if self.owner(u) == victim["name"])
-        self.assertEqual(request(self.front, "POST", "/add", add_body(lost, "during the outage"))[0], 503)
+        self.assertEqual(request(self.front_url, "POST", "/add", note(lost, "during the outage"))[0], 503)
         self.assertEqual(users_by_node(self.cluster)[lost], [victim["name"]])  # the refused Add went nowhere else
         deadline = time.monotonic() + 10
         while True:
-            _, health, _ = request(self.front, "GET", "/health", key=False)
+            _, health, _ = request(self.front_url, "GET", "/health", key=False)
             if health["nodes"][victim["name"]] == "down" or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
@@ -261,11 +228,11 @@ class NodeDownTest(ClusterCase):
 
 
 class BodyLimitTest(ClusterCase):
-    nodes = 2
+    node_count = 2
     max_body_bytes = 65536
 
     def chunked_add(self, body: bytes) -> Tuple[int, Any]:
-        parts = urllib.parse.urlsplit(self.front)
+        parts = urllib.parse.urlsplit(self.front_url)
         conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
         try:
             conn.putrequest("POST", "/add")
@@ -288,11 +255,11 @@ class BodyLimitTest(ClusterCase):
         # user_id last: routing must see the whole body, never its first buffer's worth.
         for size, expected in ((60000, 200), (70000, 413), (300000, 413)):
             user = "chunked-%d" % size
-            body = add_body(user, "x" * size)
+            body = note(user, "x" * size)
             body["user_id"] = body.pop("user_id")
             status, answer = self.chunked_add(json.dumps(body).encode())
             self.assertEqual(status, expected, answer)
-            self.assertEqual(users_by_node(self.cluster or {}).get(user), [self.owner(user)] if status == 200 else None)
+            self.assertEqual(users_by_node(self.cluster).get(user), [self.owner(user)] if status == 200 else None)
 
 
 class ConfigTest(unittest.TestCase):

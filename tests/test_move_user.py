@@ -13,30 +13,25 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import unittest
-import warnings
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List
 from unittest import mock
 
 from flowmem.client import Client
 from flowmem.errors import RetryLater, Unavailable
-from tests.components import program
 from tests.helpers import add_body
-from tools import cluster as loopback, move_user
+from tests.loopback_cluster import TOPICS, LoopbackClusterCase, messages_in
+from tests.server import ROOT
+from tools import move_user
 from tools.haproxy_config import hashed_owner, initial_slots
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAMES = ["node1", "node2", "node3"]
 SLOTS = initial_slots(NAMES)  # a new cluster's, as these tests start one
-TOPICS = ["hiking in the alps", "a beagle called Rex", "sourdough bread", "the chess club", "learning Portuguese",
-          "a trip to Kyoto", "the garden tomatoes", "a marathon in October"]
 
 
 def user_on(node: str, prefix: str) -> str:
@@ -44,64 +39,16 @@ def user_on(node: str, prefix: str) -> str:
     return next(u for u in ("%s-%d" % (prefix, i) for i in range(1000)) if hashed_owner(u, SLOTS) == node)
 
 
-def messages_in(db: str, user_id: str) -> List[str]:
-    """The user's message contents as stored in a node's database file (read-only)."""
-    with contextlib.closing(sqlite3.connect("file:%s?mode=ro" % db, uri=True)) as conn:
-        rows = conn.execute("SELECT m.content FROM messages m JOIN sessions s USING (session_key)"
-                            " JOIN users u USING (user_key) WHERE u.user_id = ?", (user_id,))
-        return [content for (content,) in rows]
-
-
-class LoopbackClusterCase(unittest.TestCase):
-    """A loopback cluster of three nodes behind HAProxy (tools/cluster.py), started once for the class."""
-
-    cluster: Dict[str, Any] = {}
-    directory = ""
-    replicate = True  # Litestream beside each node, where it is installed
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.directory = tempfile.mkdtemp(prefix="flowmem-cluster-")
-        if loopback.haproxy_binary():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ResourceWarning)  # the cluster's processes outlive their Popen
-                cls.cluster = loopback.up(cls.directory, nodes=3, base_port=0, replicate=cls.replicate)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        if cls.cluster:
-            loopback.down(cls.directory)
-        shutil.rmtree(cls.directory, ignore_errors=True)
-
-
 class MoveUserTest(LoopbackClusterCase):
-
-    def setUp(self) -> None:
-        program(self, "haproxy", "/usr/sbin/haproxy")
-        self.front = Client(self.cluster["front"])
-        self.nodes = {n["name"]: n for n in self.cluster["nodes"]}
 
     def fill(self, user: str, sessions: int = 4) -> None:
         for s in range(sessions):
             contents = ["%s talked about %s, day %d" % (user, TOPICS[(s + i) % len(TOPICS)], i) for i in range(5)]
             self.front.add(add_body(user, "session-%d" % s, contents, request_id="%s/%d" % (user, s)))
 
-    def searches(self, user: str) -> List[Tuple[int, bytes]]:
-        """The raw answers of the front to a fixed set of the user's searches."""
-        plan = move_user.cluster_plan(self.directory, user, None)
-        return [plan.search_bytes(self.cluster["front"], {"user_id": user, "query": topic, "top_k": 5})
-                for topic in TOPICS[:5]]
-
     def move(self, user: str, to: str, *flags: str) -> str:
         """tools/move_user.py as a command (`--cluster DIR` unless other flags are given); its output."""
-        result = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "move_user.py"),
-                                 *(flags or ("--cluster", self.directory)), user, to],
-                                capture_output=True, text=True, timeout=120)
-        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        return result.stdout
-
-    def holders(self, user: str) -> List[str]:
-        return [name for name, node in self.nodes.items() if messages_in(node["db"], user)]
+        return self.tool("move_user.py", *(flags or ("--cluster", self.directory)), user, to, timeout=120)
 
     def test_a_moved_users_searches_through_the_front_are_byte_identical_and_only_the_new_node_holds_it(self):
         user, other = user_on("node1", "moved"), user_on("node1", "stays")

@@ -9,23 +9,17 @@ users were pinned is finished by running it again.
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 import unittest
 import warnings
-from typing import List, Tuple
+from typing import List
 
-from flowmem.client import Client
 from flowmem.errors import RetryLater
-from tests.components import program
 from tests.helpers import add_body
-from tests.test_move_user import TOPICS, LoopbackClusterCase, messages_in
+from tests.loopback_cluster import TOPICS, LoopbackClusterCase
 from tools import cluster as loopback, move_user, rebalance
 from tools.haproxy_config import FROZEN, initial_slots, node_names, read_map, read_slots, slot_of
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 USERS = ["grow-%d" % i for i in range(24)] + ["grow é/%", "grow 🙂 space", 'grow "quoted"']
 
 
@@ -48,25 +42,10 @@ class PlanTest(unittest.TestCase):
 
 class AddNodeTest(LoopbackClusterCase):
     replicate = False
-
-    def setUp(self) -> None:
-        program(self, "haproxy", "/usr/sbin/haproxy")
-        self.cluster = loopback.load(self.directory)
-        self.front = Client(self.cluster["front"])
-
-    def searches(self, user: str) -> List[Tuple[int, bytes]]:
-        plan = move_user.cluster_plan(self.directory, user, None)
-        return [plan.search_bytes(self.cluster["front"], {"user_id": user, "query": topic, "top_k": 5})
-                for topic in TOPICS[:3]]
-
-    def holders(self, user: str) -> List[str]:
-        return [node["name"] for node in self.cluster["nodes"] if messages_in(node["db"], user)]
+    searched_topics = 3
 
     def rebalance(self, *flags: str) -> str:
-        result = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "rebalance.py"), "--cluster",
-                                 self.directory, *flags], capture_output=True, text=True, timeout=300)
-        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        return result.stdout
+        return self.tool("rebalance.py", "--cluster", self.directory, *flags)
 
     def test_a_node_added_then_handed_slots_serves_their_users_and_nobody_else_moves(self) -> None:
         for i, user in enumerate(USERS):
