@@ -6,7 +6,6 @@ flowmem can only come from the archive, and the lexicons (which the wedding/marr
 search needs) from inside it.
 """
 import http.client
-import json
 import os
 import subprocess
 import sys
@@ -14,10 +13,9 @@ import tempfile
 import unittest
 import zipfile
 
-from tests.server import start_server
+from flowmem.client import Client
+from tests.server import ROOT, start_server, stop_server
 from tools import build_pyz
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class PyzTest(unittest.TestCase):
@@ -54,28 +52,25 @@ class PyzTest(unittest.TestCase):
         db = os.path.join(self.tmp.name, "served.db")
         proc, port, log = start_server([sys.executable, "-I", self.pyz, "serve", "--port", "0", "--db", db],
                                        None, self.tmp.name)
+        client = Client("http://127.0.0.1:%d" % port)
         try:
-            health = self._call(port, "GET", "/health")
+            health = client.request("GET", "/health")
             self.assertEqual(health["status"], "ok")
-            added = self._call(port, "POST", "/add", {
+            added = client.request("POST", "/add", {
                 "request_id": "r1", "user_id": "dana", "session_id": "s1",
                 "messages": [{"role": "user", "content": "Dana: we got married on the beach last June"},
                              {"role": "assistant", "content": "Priya: congratulations!"}]})
             self.assertTrue(added["success"])
             # "wedding" is not said: the English lexicon, read from inside the archive, bridges it to "married".
-            found = self._call(port, "POST", "/search", {"query": "Where was the wedding?", "user_id": "dana",
-                                                         "top_k": 1})["data"]
+            found = client.request("POST", "/search", {"query": "Where was the wedding?", "user_id": "dana",
+                                                       "top_k": 1})["data"]
             self.assertIn("married on the beach", found[0]["content"])
             self.assertGreater(found[0]["score"], 0)
-            page = os.path.join(ROOT, "flowmem", "http", "inspector.html")
-            if os.path.exists(page):  # the page itself, read from the archive, not its placeholder
-                with open(page, "rb") as f:
-                    self.assertEqual(self._get(port, "/ui"), f.read())
+            # the page itself, read from the archive, not its placeholder
+            with open(os.path.join(ROOT, "flowmem", "http", "inspector.html"), "rb") as f:
+                self.assertEqual(self._get(port, "/ui"), f.read())
         finally:
-            proc.terminate()
-            code = proc.wait(30)
-            proc.stdout.close()
-            self.assertEqual(code, 0, "".join(log))
+            self.assertEqual(stop_server(proc), 0, "".join(log))
 
     def _get(self, port, path):
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -85,18 +80,6 @@ class PyzTest(unittest.TestCase):
             payload = response.read()
             self.assertEqual(response.status, 200, payload)
             return payload
-        finally:
-            conn.close()
-
-    def _call(self, port, method, path, body=None):
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        try:
-            data = None if body is None else json.dumps(body)
-            conn.request(method, path, data, {"Content-Type": "application/json"} if data else {})
-            response = conn.getresponse()
-            payload = response.read()
-            self.assertEqual(response.status, 200, payload)
-            return json.loads(payload)
         finally:
             conn.close()
 
