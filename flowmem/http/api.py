@@ -32,7 +32,7 @@ from ..validation import decode_json_object
 from . import manage
 from .guard import BrowserGuard, Headers
 from .metrics import CONTENT_TYPE as METRICS_TYPE, Metrics
-from .routes import ROUTES, Match, Route, Router
+from .routes import ROUTES, Found, Match, Route, Router
 
 if TYPE_CHECKING:
     from .pages import Pages
@@ -44,7 +44,7 @@ _ROUTER = Router()
 
 def writes(method: str, path: str) -> bool:
     """Whether this request would write to the database (and so wait for its write lock)."""
-    return any(r.writes and r.method == method for r in _ROUTER.candidates(path))
+    return any(r.writes and r.method == method for r in _ROUTER.find(path).routes)
 
 
 class Response(NamedTuple):
@@ -112,28 +112,30 @@ class App:
     def handle(self, method: str, path: str, headers: Headers, body: bytes) -> Response:
         """Answer one request; `body` is already read whole and within its limit (framing.py)."""
         started = time.perf_counter()
+        found = self.router.find(path)  # the one lookup of this request's route
         self.metrics.started()
-        response = json_response(500, {"detail": {"reason": "internal error"}})
+        status = 500  # what is counted if _answer raises past its own handlers
         try:
-            response = self._answer(method, path, headers, body)
+            response = self._answer(method, found, headers, body)
+            status = response.status
         finally:
-            self.metrics.finished(self.router.template(path), response.status, time.perf_counter() - started)
+            self.metrics.finished(found.template, status, time.perf_counter() - started)
         return response
 
     def refused(self, path: str, status: int) -> None:
         """Count a request the connection loop refused before App saw it (server.py, handler.py)."""
-        self.metrics.refused(self.router.template(path), status)
+        self.metrics.refused(self.router.find(path).template, status)
 
-    def _answer(self, method: str, path: str, headers: Headers, body: bytes) -> Response:
+    def _answer(self, method: str, found: Found, headers: Headers, body: bytes) -> Response:
         cors: List[Tuple[str, str]] = []
         try:
             self.guard.check_host(headers.get("Host"))
             self.guard.check_origin(headers)
-            allow = self.router.allow(path)
+            allow = found.allow
             cors = self.guard.cors_headers(headers, allow) if allow else []
             if method == "OPTIONS" and cors:
                 return Response(204, cors, b"")  # a CORS preflight from an allowed origin
-            match = self.router.match(method, path)
+            match = found.match(method)
             if match.route.needs_key:
                 self._authorize(headers)
             if match.route.method == "POST":
@@ -143,7 +145,7 @@ class App:
             response = error_response(e)
         except Exception:
             # A bug, not bad input. Log the traceback (it holds no request content) and say little.
-            log.exception("internal error on %s %s", method, self.router.template(path) or "(no route)")
+            log.exception("internal error on %s %s", method, found.template or "(no route)")
             response = json_response(500, {"detail": {"reason": "internal error"}})
         return response._replace(headers=response.headers + cors) if cors else response
 

@@ -15,6 +15,12 @@ known path with another method is 405 naming the methods it takes (GET ones also
 answer HEAD). Query strings are parsed with urllib.parse: on a route that takes
 parameters, one it does not take, or one given twice, is 422 naming it, so a typo never
 silently means a default (the contract's routes take none and ignore a query string).
+
+App looks a request up once: `Router.find` splits its target and scans the table (each
+template split once, when the Router is made), and that one `Found` answers everything
+App asks of the request's route: its Allow header, its Match (or 404 or 405) and the
+template that labels its metrics. (The connection loop makes one lookup of its own,
+before a worker parses the request, to pick its lane: whether it writes, api.writes.)
 """
 from __future__ import annotations
 
@@ -79,11 +85,12 @@ def split_target(target: str) -> Tuple[List[str], str]:
     return (path.strip("/").split("/") if path.strip("/") else []), query
 
 
-def _fits(route: Route, raw: List[str]) -> bool:
-    pattern = route.segments()
-    if len(pattern) != len(raw):
-        return False
-    return all(p == s if not p.startswith("{") else s != "" for p, s in zip(pattern, raw))
+def _fits(pattern: Tuple[str, ...], raw: List[str]) -> bool:
+    """Whether raw segments fit a template's (of the same length): literals exactly, `{name}` any non-empty."""
+    for p, s in zip(pattern, raw):
+        if p != s and not (p.startswith("{") and s):
+            return False
+    return True
 
 
 def allowed_methods(routes: List[Route]) -> str:
@@ -94,41 +101,60 @@ def allowed_methods(routes: List[Route]) -> str:
     return ", ".join(sorted(set(methods), key=methods.index))
 
 
+class Found(NamedTuple):
+    """One lookup of a request target (Router.find): the routes its path fits, whatever their
+    method, each with its template's segments; and the target's raw path segments and query string."""
+    fits: List[Tuple[Route, Tuple[str, ...]]]
+    raw: List[str]
+    query: str
+
+    @property
+    def routes(self) -> List[Route]:
+        return [route for route, _ in self.fits]
+
+    @property
+    def template(self) -> Optional[str]:
+        """The template the path fits (for labels and logs), or None: never the raw path."""
+        return self.fits[0][0].template if self.fits else None
+
+    @property
+    def allow(self) -> str:
+        """The methods the path takes ('' if none)."""
+        return allowed_methods(self.routes)
+
+    def match(self, method: str) -> Match:
+        """The route `method` runs here, with its path and query values; NotFound or MethodNotAllowed."""
+        if not self.fits:
+            raise NotFound("no such path; GET /openapi.json or /docs lists the routes flowmem serves")
+        wanted = "GET" if method == "HEAD" else method
+        fit = next(((r, p) for r, p in self.fits if r.method == wanted), None)
+        if fit is None:
+            allow = self.allow
+            raise MethodNotAllowed("%s takes %s, not %s" % (self.template, allow, method[:20]), allow=allow)
+        route, pattern = fit
+        params = {}
+        for name, segment in zip(pattern, self.raw):
+            if name.startswith("{"):
+                params[name[1:-1]] = _decode(segment, name[1:-1])
+        return Match(route, params, parse_query(self.query, route.query))
+
+
 class Router:
-    """Finds the route of a request; `match` raises NotFound or MethodNotAllowed."""
+    """Finds where a request target leads: `find` once per request, and its Found answers the rest."""
 
     def __init__(self, routes: Tuple[Route, ...] = ROUTES):
         self.routes = routes
+        # Each template split once here, not on every request, and kept with those of its length
+        # (in table order): a path is only compared with templates it could fit.
+        self._by_length: Dict[int, List[Tuple[Route, Tuple[str, ...]]]] = {}
+        for route in routes:
+            pattern = tuple(route.segments())
+            self._by_length.setdefault(len(pattern), []).append((route, pattern))
 
-    def candidates(self, target: str) -> List[Route]:
-        """The routes whose template fits the target's path, whatever their method."""
-        raw, _ = split_target(target)
-        return [r for r in self.routes if _fits(r, raw)]
-
-    def template(self, target: str) -> Optional[str]:
-        """The template the target's path fits (for labels and logs), or None: never the raw path."""
-        found = self.candidates(target)
-        return found[0].template if found else None
-
-    def allow(self, target: str) -> str:
-        """The methods the target's path takes ('' if none)."""
-        return allowed_methods(self.candidates(target))
-
-    def match(self, method: str, target: str) -> Match:
-        found = self.candidates(target)
-        if not found:
-            raise NotFound("no such path; GET /openapi.json or /docs lists the routes flowmem serves")
-        wanted = "GET" if method == "HEAD" else method
-        route = next((r for r in found if r.method == wanted), None)
-        if route is None:
-            allow = allowed_methods(found)
-            raise MethodNotAllowed("%s takes %s, not %s" % (found[0].template, allow, method[:20]), allow=allow)
+    def find(self, target: str) -> Found:
         raw, query = split_target(target)
-        params = {}
-        for name, segment in zip(route.segments(), raw):
-            if name.startswith("{"):
-                params[name[1:-1]] = _decode(segment, name[1:-1])
-        return Match(route, params, parse_query(query, route.query))
+        fits = [(route, pattern) for route, pattern in self._by_length.get(len(raw), ()) if _fits(pattern, raw)]
+        return Found(fits, raw, query)
 
 
 def _decode(segment: str, name: str) -> str:
