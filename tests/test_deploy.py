@@ -14,7 +14,6 @@ import os
 import re
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -22,7 +21,7 @@ import unittest
 
 from flowmem.config import Config
 from tests.components import program
-from tests.server import start_server, stop_server
+from tests.server import free_port, start_server, stop_server
 from tools import build_pyz
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -74,12 +73,6 @@ def status(port, path, body=None, headers=None):
         return response.status
     finally:
         conn.close()
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class SystemdUnitTest(unittest.TestCase):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -21,9 +20,10 @@ import urllib.parse
 import urllib.request
 from typing import Any, Callable, Dict, List, Optional
 
+from flowmem.client import Client
 from tests.components import program
 from tests.helpers import add_body
-from tests.server import ServerProcess
+from tests.server import ServerProcess, free_port
 
 KEY = "inspector-test-key"
 ELEMENT = "element-6066-11e4-a52e-4f735466cecf"  # the W3C key of an element reference
@@ -40,9 +40,7 @@ class WebDriver:
 
     def __init__(self, chromedriver: str, chromium: str):
         self.profile = tempfile.mkdtemp(prefix="flowmem-chromium-")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        port = free_port()
         self.log = open(os.path.join(self.profile, "chromedriver.log"), "w+")
         self.proc = subprocess.Popen([chromedriver, "--port=%d" % port], stdout=self.log, stderr=subprocess.STDOUT)
         self.base = "http://127.0.0.1:%d" % port
@@ -148,27 +146,19 @@ class InspectorInBrowserTest(unittest.TestCase):
         with open(key_file, "w") as f:
             f.write(KEY + "\n")
         cls.server = ServerProcess(os.path.join(cls.tmp.name, "flowmem.db"), ["--api-key-file", key_file])
-        cls.api("POST", "/add", add_body("alice", "s1", [
+        cls.api = Client(cls.server.endpoint, KEY, timeout=20)  # the key, as any client sends it
+        cls.api.add(add_body("alice", "s1", [
             "Dana: I went to a pottery workshop yesterday", "Priya: What did you make?",
             "Dana: A small blue bowl from the pottery class"]))
-        cls.api("POST", "/add", add_body("alice", "hostile", ["Mallory: " + HOSTILE[0], "Mallory: " + HOSTILE[1]]))
-        cls.api("POST", "/add", add_body(ODD_USER, "doomed/session #1", ["Ana: the doomed session's note"]))
-        cls.api("POST", "/add", add_body(ODD_USER, "kept", ["Ana: a note that stays"]))
-        cls.api("POST", "/add", add_body("many", "long", ["Line %d of a long session" % i for i in range(1, 61)]))
+        cls.api.add(add_body("alice", "hostile", ["Mallory: " + HOSTILE[0], "Mallory: " + HOSTILE[1]]))
+        cls.api.add(add_body(ODD_USER, "doomed/session #1", ["Ana: the doomed session's note"]))
+        cls.api.add(add_body(ODD_USER, "kept", ["Ana: a note that stays"]))
+        cls.api.add(add_body("many", "long", ["Line %d of a long session" % i for i in range(1, 61)]))
 
     @classmethod
     def tearDownClass(cls) -> None:
         cls.server.stop()
         cls.tmp.cleanup()
-
-    @classmethod
-    def api(cls, method: str, path: str, body: Optional[Dict[str, Any]] = None) -> Any:
-        """One call to the server with the key, as any client makes it; the decoded JSON reply."""
-        request = urllib.request.Request(
-            cls.server.endpoint + path, data=json.dumps(body).encode() if body is not None else None,
-            method=method, headers={"Authorization": "Bearer " + KEY, "Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=20) as response:
-            return json.loads(response.read())
 
     def browse(self) -> WebDriver:
         """A fresh browser (no storage) for this test, closed after it."""
@@ -257,7 +247,7 @@ class InspectorInBrowserTest(unittest.TestCase):
             "const d = document.getElementById('message-detail'); return !d.hidden && d.textContent"))
         self.assertIn(source, detail)
         self.assertIn("Dana: A small blue bowl from the pottery class", detail)
-        self.assertEqual(self.api("GET", "/users/alice/messages/" + source)["content"],
+        self.assertEqual(self.api.request("GET", "/users/alice/messages/" + source)["content"],
                          "Dana: A small blue bowl from the pottery class")
 
     def test_deleting_a_session_asks_first_and_then_it_is_gone(self):
@@ -269,13 +259,13 @@ class InspectorInBrowserTest(unittest.TestCase):
         b.click(delete)
         self.assertIn(doomed, b.command("GET", "/alert/text"))
         b.command("POST", "/alert/dismiss", {})  # No: nothing happens
-        self.assertIn(doomed, [s["session_id"] for s in self.api("GET", sessions_path)["data"]])
+        self.assertIn(doomed, [s["session_id"] for s in self.api.request("GET", sessions_path)["data"]])
         b.click(delete)
         b.command("POST", "/alert/accept", {})
         b.wait("the deletion", lambda: "deleted session" in b.text("#status"))
         b.wait("the session list without it", lambda: doomed not in texts(b, "#sessions button[data-session-id]"))
-        self.assertEqual([s["session_id"] for s in self.api("GET", sessions_path)["data"]], ["kept"])
-        messages = self.api("GET", "/users/%s/messages" % urllib.parse.quote(ODD_USER, safe=""))["data"]
+        self.assertEqual([s["session_id"] for s in self.api.request("GET", sessions_path)["data"]], ["kept"])
+        messages = self.api.request("GET", "/users/%s/messages" % urllib.parse.quote(ODD_USER, safe=""))["data"]
         self.assertEqual([m["content"] for m in messages], ["Ana: a note that stays"])
 
     def test_a_wrong_key_shows_the_servers_reason(self):
