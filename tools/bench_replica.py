@@ -19,7 +19,6 @@ import argparse
 import os
 import shutil
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,7 +29,8 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from flowmem.client import Client  # noqa: E402
-from tools import cluster as loopback, replication  # noqa: E402
+from tools import replication  # noqa: E402
+from tools.soak import ServerProcess  # noqa: E402
 
 MB = 1e6
 
@@ -68,19 +68,15 @@ def run(db: str, adds: int, quiet_s: float) -> Dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="flowmem-bench-replica-") as directory:
         node = {"db": os.path.join(directory, "flowmem.db")}
         shutil.copyfile(db, node["db"])
-        port = loopback.free_base(0)
-        env = dict(os.environ, PYTHONPATH=ROOT, **replication.start_flowmem_env())
-        server = subprocess.Popen([sys.executable, "-m", "flowmem", "serve", "--port", str(port), "--db", node["db"]],
-                                  cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        url = "http://127.0.0.1:%d" % port
+        server = ServerProcess(node["db"], os.path.join(directory, "flowmem.log"),
+                               extra_args=["--checkpoints", "external"])  # checkpoints left to Litestream
         litestream = None
         try:
-            loopback.wait_healthy(url + "/health", 60, server.pid)
             litestream = replication.start_litestream(node, directory)
             snapshot = settle(node["replica"], quiet_s)
             figures = {"db_mb": size(node["db"]) / MB, "snapshot_mb": snapshot / MB}
             stored = size(node["db"]) + wal_size(node["db"])
-            client = Client(url, timeout=60)
+            client = Client(server.endpoint, timeout=60)
             contents = texts(db, adds * 20)
             started = time.monotonic()
             for i in range(0, len(contents), 20):
@@ -103,10 +99,10 @@ def run(db: str, adds: int, quiet_s: float) -> Dict[str, float]:
             figures["check_s"] = time.monotonic() - started
             return figures
         finally:
-            for process in (server, litestream):
-                if process is not None:
-                    process.terminate()
-                    process.wait(60)
+            server.stop(60)
+            if litestream is not None:
+                litestream.terminate()
+                litestream.wait(60)
 
 
 def main(argv: Optional[List[str]] = None) -> int:

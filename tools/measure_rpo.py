@@ -42,7 +42,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -50,27 +50,12 @@ sys.path.insert(0, ROOT)
 from flowmem.client import Client  # noqa: E402
 from flowmem.errors import FlowmemError  # noqa: E402
 from tools import replication  # noqa: E402
+from tools.soak import ServerProcess  # noqa: E402
 
 
-def start_flowmem(db: str, log_path: str, checkpoints: str = "external",
-                  timeout: float = 30.0) -> Tuple["subprocess.Popen[bytes]", str]:
-    """`flowmem serve` on an ephemeral port (checkpoints left to Litestream unless told); (process, endpoint)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWMEM_")}
-    env.update(FLOWMEM_CHECKPOINTS=checkpoints, PYTHONPATH=ROOT)
-    with open(log_path, "ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "flowmem", "serve", "--port", "0", "--db", db], cwd=ROOT,
-                                env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with open(log_path, encoding="utf-8", errors="replace") as f:
-            found = re.findall(r"serving on (http://127\.0\.0\.1:\d+)", f.read())
-        if found:
-            return proc, found[-1]
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("flowmem did not start; see %s" % log_path)
+def start_flowmem(db: str, log_path: str, checkpoints: str = "external") -> ServerProcess:
+    """`flowmem serve` on an ephemeral port, checkpoints left to Litestream unless told."""
+    return ServerProcess(db, log_path, extra_args=["--checkpoints", checkpoints], timeout_s=30.0)
 
 
 def word(request_id: str) -> str:
@@ -108,13 +93,13 @@ def send_adds(endpoint: str, clients: int, duration: float, rate: float = 0.0) -
     return acked
 
 
-def lose_node(procs: List["subprocess.Popen[bytes]"], db: str) -> float:
-    """SIGKILL every process at once and delete the node's database files; the moment of the loss."""
+def lose_node(server: ServerProcess, litestream: "subprocess.Popen[bytes]", db: str) -> float:
+    """SIGKILL flowmem and Litestream at once and delete the node's database files; the moment of the loss."""
     lost_at = time.monotonic()
-    for p in procs:
+    for p in (server.proc, litestream):
         p.send_signal(signal.SIGKILL)
-    for p in procs:
-        p.wait()
+    litestream.wait()
+    server.stop()  # killed already: reaped, its log closed
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(db + suffix):
             os.remove(db + suffix)
@@ -125,26 +110,25 @@ def lose_node(procs: List["subprocess.Popen[bytes]"], db: str) -> float:
 
 def check_served(db: str, directory: str, present: List[str]) -> None:
     """flowmem started on the restored file answers /health and finds the oldest and newest restored Adds."""
-    proc, endpoint = start_flowmem(db, os.path.join(directory, "flowmem-restored.log"))
+    server = start_flowmem(db, os.path.join(directory, "flowmem-restored.log"))
     try:
-        c = Client(endpoint, timeout=30)
+        c = Client(server.endpoint, timeout=30)
         for request_id in (present[0], present[-1]):
             n = int(request_id.split("-")[1])
             found = c.search({"user_id": "user-%d" % (n % 10), "query": word(request_id), "top_k": 5})["data"]
             if not any(word(request_id) in item["content"] for item in found):
                 raise RuntimeError("the restored node does not find the Add %s" % request_id)
     finally:
-        proc.terminate()
-        proc.wait(30)
+        server.stop(30)
 
 
 def trial(args: argparse.Namespace, directory: str) -> Dict[str, Any]:
     db = os.path.join(directory, "flowmem.db")
-    flowmem, endpoint = start_flowmem(db, os.path.join(directory, "flowmem.log"), args.checkpoints)
+    flowmem = start_flowmem(db, os.path.join(directory, "flowmem.log"), args.checkpoints)
     litestream = replication.start_litestream(db, directory, args.sync_interval)
     time.sleep(args.warmup)
-    acked = send_adds(endpoint, args.clients, args.duration + random.uniform(0, args.interval_s), args.rate)
-    lost_at = lose_node([flowmem, litestream], db)
+    acked = send_adds(flowmem.endpoint, args.clients, args.duration + random.uniform(0, args.interval_s), args.rate)
+    lost_at = lose_node(flowmem, litestream, db)
     restored = os.path.join(directory, "restored.db")
     result = replication.restore(os.path.join(directory, "replica"), restored)
     conn = sqlite3.connect(restored)
