@@ -2,10 +2,10 @@
 import os
 import unittest
 
+from tests.server import ROOT
 from tools import bench_locomo
 from tools.evalkit import dataset as datasets
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "fixtures", "locomo-format-sample.json")
 
 

@@ -8,10 +8,9 @@ import unittest
 from contextlib import redirect_stderr
 
 from flowmem import cli_portable, config as config_module
-from tests.helpers import T0, CliMixin, add_body
-from tests.server import ServerProcess
+from tests.helpers import DAY_MS, T0, CliMixin, add_body
+from tests.server import ROOT, ServerProcess
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "fixtures", "locomo-format-sample.json")
 COMMANDS = ("serve", "add", "search", "export", "import", "delete-user", "stats", "init", "reindex", "backup",
             "mcp")
@@ -119,9 +118,8 @@ class UsageErrorTest(CliTestCase):
 
 class SearchFiltersTest(CliTestCase):
     def test_search_takes_the_filters_as_flags(self):
-        day = 86_400_000
         bodies = [add_body("u", "s1", ["Alice: the red kite flew", "Bob: the kite again"], timestamp=T0),
-                  add_body("u", "s2", ["Alice: a kite in June"], timestamp=T0 + 30 * day)]
+                  add_body("u", "s2", ["Alice: a kite in June"], timestamp=T0 + 30 * DAY_MS)]
         self.assertEqual(self.run_cli("add", "--db", self.db, "-", stdin=json.dumps(bodies)).returncode, 0)
 
         def sessions(*flags):
@@ -131,7 +129,7 @@ class SearchFiltersTest(CliTestCase):
 
         self.assertEqual(sessions(), {"s1", "s2"})
         self.assertEqual(sessions("--session", "s2"), {"s2"})
-        self.assertEqual(sessions("--since", str(T0 + day)), {"s2"})  # Unix ms
+        self.assertEqual(sessions("--since", str(T0 + DAY_MS)), {"s2"})  # Unix ms
         self.assertEqual(sessions("--until", "2023-05-09"), {"s1"})  # ISO-8601
         self.assertEqual(sessions("--role", "assistant"), {"s1"})
         result = self.run_cli("search", "--db", self.db, "--user", "u", "kite", "--since", "2023-06-01",

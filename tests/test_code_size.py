@@ -7,7 +7,8 @@ import ast
 import os
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.server import ROOT
+
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 

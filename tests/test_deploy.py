@@ -21,10 +21,9 @@ import unittest
 
 from flowmem.config import Config
 from tests.components import program
-from tests.server import free_port, start_server, stop_server
+from tests.server import ROOT, free_port, start_server, stop_server
 from tools import build_pyz
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UNIT = os.path.join(ROOT, "deploy", "flowmem.service")
 CONTAINERFILE = os.path.join(ROOT, "deploy", "Containerfile")
 

@@ -16,8 +16,7 @@ from flowmem.config import load
 from flowmem.errors import BadRequest, InvalidField, StoreError
 from flowmem.memory import Memory, init
 from flowmem.validation import decode_json_object, parse_add
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.server import ROOT
 
 
 def raises_without_cause(source: str):

@@ -1,9 +1,7 @@
 """Never empty: a user with memories whose question matches nothing gets their latest messages, marked."""
 import unittest
 
-from tests.helpers import T0, MemoryTestCase, add_body, message
-
-DAY = 86_400_000
+from tests.helpers import DAY_MS, T0, MemoryTestCase, add_body, message
 
 
 class FallbackTest(MemoryTestCase):
@@ -12,10 +10,10 @@ class FallbackTest(MemoryTestCase):
         self.memory.add(add_body("u1", "older", ["Dana: the pottery class was fun", "Priya: glad to hear"],
                                  request_id="r1", timestamp=T0))
         self.memory.add(add_body("u1", "newest", ["Priya: we adopted a puppy", "Dana: so cute", "Priya: thanks"],
-                                 request_id="r2", timestamp=T0 + 2 * DAY))
+                                 request_id="r2", timestamp=T0 + 2 * DAY_MS))
         # Added last but said before "newest": time decides what is latest, not the order of Adds.
         self.memory.add(add_body("u1", "middle", ["Dana: I started a new job"], request_id="r3",
-                                 timestamp=T0 + DAY))
+                                 timestamp=T0 + DAY_MS))
 
     def test_a_question_that_matches_nothing_gets_the_latest_messages_newest_first_marked_as_fallback(self):
         items = self.search("xylophone concerto?", top_k=4)

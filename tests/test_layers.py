@@ -12,7 +12,7 @@ import os
 import unittest
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.server import ROOT
 
 LAYERS = ("foundation", "text", "storage", "retrieval", "service")
 # The first name under flowmem/ of each module below the service; everything else is the service.

@@ -21,9 +21,8 @@ import unittest
 from typing import Any, Dict, List
 
 from tests.components import module
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-T0 = 1683554160000  # 2023-05-08 13:56 UTC
+from tests.helpers import T0
+from tests.server import ROOT
 
 
 class McpSdkTest(unittest.TestCase):

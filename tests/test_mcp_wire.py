@@ -20,7 +20,8 @@ import threading
 import unittest
 from typing import Any, Dict, List, Optional, Union
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.server import ROOT
+
 LATEST = "2025-11-25"
 MODERN = "2026-07-28"
 EVERY_REVISION = [MODERN, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]

@@ -3,7 +3,7 @@ import os
 import re
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.server import ROOT
 
 
 def readme_modules():

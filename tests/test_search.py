@@ -8,8 +8,7 @@ import unittest
 from flowmem.errors import InvalidField
 from flowmem.storage.views import MESSAGE, WINDOW
 from tests.helpers import T0, MemoryTestCase, add_body
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.server import ROOT
 
 SESSION = [
     "Dana: I went to a pottery workshop yesterday and it was so relaxing.",
