@@ -122,7 +122,6 @@ class ListingTest(MemoryTestCase):
         with self.assertRaises(NotFound):
             self.memory.get_message("u1", secret["id"])
         # A cursor made on another user's listing only says where to continue: never whose rows.
-        cursor = self.memory.list_messages("other", limit=1)["next_cursor"]
         self.memory.add(add_body("other", "s1", ["Zed: more"], request_id="r2"))
         cursor = self.memory.list_messages("other", limit=1)["next_cursor"]
         self.assertNotIn("Zed", str(self.memory.list_messages("u1", cursor=cursor)))
