@@ -35,11 +35,14 @@ def parse(text):
 
 
 class MetricsRouteTest(ManageTestCase):
-    def scrape(self):
+    def scrape_text(self):
         status, body, headers = self.get("/metrics")
         self.assertEqual(status, 200)
         self.assertEqual(headers["Content-Type"], "text/plain; version=0.0.4; charset=utf-8")
-        return parse(body.decode("utf-8"))
+        return body.decode("utf-8")
+
+    def scrape(self):
+        return parse(self.scrape_text())
 
     def test_requests_are_counted_by_route_template_and_status_never_by_raw_path(self):
         self.stored("secret-user", "secret-session", ["Alice: hi"])
@@ -47,9 +50,9 @@ class MetricsRouteTest(ManageTestCase):
         self.get("/users/secret-user/messages")
         self.call("GET", "/users/secret-user/sessions")  # no key: 401
         self.get("/users/secret-user/nothing-here")  # 404
-        samples, typed = self.scrape()
-        text = self.get("/metrics")[1].decode()
+        text = self.scrape_text()
         self.assertNotIn("secret", text)
+        samples, typed = parse(text)
         self.assertEqual(samples[("flowmem_requests_total", '{route="/users/{user_id}/messages",status="200"}')], 2)
         self.assertEqual(samples[("flowmem_requests_total", '{route="/users/{user_id}/sessions",status="401"}')], 1)
         self.assertEqual(samples[("flowmem_requests_total", '{route="unmatched",status="404"}')], 1)
