@@ -171,6 +171,22 @@ class SearchFiltersTest(MemoryTestCase):
         self.assertEqual([i["content"] for i in self.filtered("closed", {"session_id": "hike"}, user="u2")],
                          ["Kim: the trail is closed"])
 
+    def test_the_passing_positions_are_read_by_sql_without_reading_a_session_whole(self):
+        bounds = [(None, None, None), (T0 + MINUTE, None, None), (None, T0 + 10 * DAY + MINUTE, None),
+                  (None, None, "assistant"), (T0 + 2 * MINUTE, T0 + 20 * DAY + MINUTE, "user"), (None, None, "User")]
+        with self.memory.store.reading() as reader:
+            keys = {session_id: key for key, session_id in reader.conn.execute(
+                "SELECT session_key, session_id FROM sessions s JOIN users u USING (user_key) WHERE u.user_id = 'u1'")}
+            for since, until, role in bounds:
+                with self.subTest(since=since, until=until, role=role):
+                    expected = {keys[session]: frozenset(
+                        seq for seq, (r, _, ts) in enumerate(said, 1) if (role is None or r == role)
+                        and (since is None or (ts is not None and ts >= since))
+                        and (until is None or (ts is not None and ts < until))) for session, said in SESSIONS.items()}
+                    found = reader.passing_positions(sorted(keys.values()), since, until, role)
+                    self.assertEqual(found, {key: seqs for key, seqs in expected.items() if seqs})
+            self.assertEqual(reader.sessions_read(), [])
+
 
 class SearchFilterValidationTest(MemoryTestCase):
     def refused(self, filters: Any) -> InvalidField:

@@ -22,18 +22,18 @@ messages that pass (candidates.py, feedback.py).
 
 Which messages of a session pass is found once per search (DocFilter): the session from
 the view, or from the held postings' arrays without a ViewRow per doc (postings.py);
-time and role from the session cache's rows (session_cache.py), read without counting
-among the sessions the search read. The fallback's latest messages are filtered in the
-SQL that reads them (Reader.latest_message_views()). A search without filters never
-builds a DocFilter.
+time and role by SQL, for all the sessions new to a batch of docs at once
+(Reader.passing_positions()): no session is read whole for it, so none enters the
+session cache (session_cache.py) or counts among the sessions the search read. The
+fallback's latest messages are filtered in the SQL that reads them
+(Reader.latest_message_views()). A search without filters never builds a DocFilter.
 """
 from __future__ import annotations
 
-from bisect import bisect_left
-from typing import Container, Dict, Iterable, List, Mapping, NamedTuple, Optional, Set, TypeVar
+from typing import Container, Dict, Iterable, List, Mapping, NamedTuple, Optional, Set, Tuple, TypeVar
 
 from ..storage.reader import Reader
-from ..storage.rows import MessageRow, ViewRow
+from ..storage.rows import ViewRow
 
 V = TypeVar("V")
 
@@ -58,33 +58,30 @@ class DocFilter:
 
     def view_passes(self, view: ViewRow) -> bool:
         """Whether every message of `view` (a message, window or segment) passes."""
-        positions = self._passing_in(view)
+        if view.session_key not in self._positions:
+            self._find({view.session_key: (view.session_id, view.session_messages)})
+        positions = self._positions[view.session_key]
         return all(seq in positions for seq in range(view.first, view.last + 1))
 
-    def _passing_in(self, view: ViewRow) -> Container[int]:
-        """The positions of the messages that pass in the session of `view`, found once per search."""
-        positions = self._positions.get(view.session_key)
-        if positions is None:
-            if self.filters.session_id is not None and view.session_id != self.filters.session_id:
-                positions = ()
+    def _find(self, sessions: Mapping[int, Tuple[str, int]]) -> None:
+        """The positions of the messages that pass in each of `sessions` ({session key: (session id,
+        message count)}) not found yet, kept for the search: by one SQL query for them all where
+        time or role is filtered (Reader.passing_positions())."""
+        f = self.filters
+        by_row = []
+        for key, (session_id, n_messages) in sessions.items():
+            if key in self._positions:
+                continue
+            if f.session_id is not None and session_id != f.session_id:
+                self._positions[key] = ()
             elif not self._by_row:
-                positions = range(1, view.session_messages + 1)
+                self._positions[key] = range(1, n_messages + 1)
             else:
-                # Not counted among the sessions the search read: pseudo-relevance feedback weighs
-                # words by their idf among those (candidates.py), and the filter reads more.
-                rows = self.reader.session(view, counted=False).rows
-                positions = frozenset(seq for seq, row in rows.items() if self._row_passes(row))
-            self._positions[view.session_key] = positions
-        return positions
-
-    def _row_passes(self, row: MessageRow) -> bool:
-        since, until, role = self.filters.since_ms, self.filters.until_ms, self.filters.role
-        if role is not None and row.role != role:
-            return False
-        ts = row.timestamp_ms
-        if since is not None and (ts is None or ts < since):
-            return False
-        return until is None or (ts is not None and ts < until)
+                by_row.append(key)
+        if by_row:
+            found = self.reader.passing_positions(by_row, f.since_ms, f.until_ms, f.role)
+            for key in by_row:
+                self._positions[key] = found.get(key, ())
 
     def passing(self, docs: Iterable[int]) -> Set[int]:
         """The message views among `docs` (doc ids of the user's message views) that pass."""
@@ -94,22 +91,17 @@ class DocFilter:
         held = self.reader.held_postings(self.user_key) if unknown else None
         if held is None:
             views = self.reader.message_views(self.user_key, unknown)
+            self._find({v.session_key: (v.session_id, v.session_messages) for v in views.values()})
             for d in unknown:
                 view = views.get(d)
                 verdicts[d] = view is not None and self.view_passes(view)
         else:
             # The held arrays answer a doc's session and position without a ViewRow per doc (postings.py).
-            held_docs, sessions, positions, n = held.docs, held.doc_sessions, held.positions, len(held.docs)
-            for d in unknown:
-                i = bisect_left(held_docs, d)
-                if i == n or held_docs[i] != d:
-                    verdicts[d] = False
-                    continue
-                passing = self._positions.get(sessions[i])
-                if passing is None:
-                    view = held.view(d)
-                    passing = () if view is None else self._passing_in(view)
-                verdicts[d] = positions[i] in passing
+            located = {d: held.locate(d) for d in unknown}
+            keys = {at[0] for at in located.values() if at is not None} - self._positions.keys()
+            self._find({key: (held.sessions[key][1], held.sessions[key][0]) for key in keys})
+            for d, at in located.items():
+                verdicts[d] = at is not None and at[1] in self._positions[at[0]]
         return {d for d in docs if verdicts[d]}
 
     def per_doc(self, values: Mapping[int, V]) -> Dict[int, V]:

@@ -51,14 +51,24 @@ class HeldPostings(NamedTuple):
     # Reader.doc_freqs(), valid while this version is (they change only as messages arrive)
     context_doc_freqs: Dict[Tuple[str, str], int]
 
+    def locate(self, doc: int) -> Optional[Tuple[int, int]]:
+        """(session key, position) of the message view `doc`; None if not held."""
+        i = self._index(doc)
+        return None if i is None else (self.doc_sessions[i], self.positions[i])
+
     def view(self, doc: int) -> Optional[ViewRow]:
         """The message view `doc`, as Reader.views() reads it; None if not held."""
-        i = bisect_left(self.docs, doc)
-        if i == len(self.docs) or self.docs[i] != doc:
+        i = self._index(doc)
+        if i is None:
             return None
         session_key, position = self.doc_sessions[i], self.positions[i]
         n_messages, session_id, tag = self.sessions[session_key]
         return ViewRow(doc, session_key, session_id, tag, MESSAGE, position, position, self.lengths[i], n_messages)
+
+    def _index(self, doc: int) -> Optional[int]:
+        """Where `doc` is in the per-view arrays; None if not held."""
+        i = bisect_left(self.docs, doc)
+        return i if i < len(self.docs) and self.docs[i] == doc else None
 
     def doc_freq(self, token: str) -> int:
         """How many of the user's messages hold `token`."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from sys import intern
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from ..text import timeexpr
 from ..text.features import shown
@@ -39,18 +39,12 @@ class Reader:
         self._held: Dict[int, Optional[HeldPostings]] = {}
         self._statistics: Dict[int, Dict[str, Tuple[int, int]]] = {}
 
-    def session(self, view: "ViewRow", counted: bool = True) -> SessionData:
-        """Every message's features and every window and segment of the session `view` belongs to.
-
-        counted=False: not counted among the sessions read (sessions_read()), for a look at its
-        messages' roles and times only (a search filter's: retrieval/filters.py).
-        """
+    def session(self, view: "ViewRow") -> SessionData:
+        """Every message's features and every window and segment of the session `view` belongs to."""
         data = self._sessions.get(view.session_key)
         if data is None:
-            data = self.cache.get_session(
+            data = self._sessions[view.session_key] = self.cache.get_session(
                 view.session_key, view.session_messages, lambda: self._load_session(view), self._generation)
-            if counted:
-                self._sessions[view.session_key] = data
         return data
 
     def _load_session(self, view: "ViewRow") -> SessionData:
@@ -237,7 +231,9 @@ class Reader:
             " AND m.seq = s.n_messages WHERE s.user_key = ?" + ("" if session_id is None else " AND s.session_id = ?") +
             " ORDER BY m.timestamp_ms IS NULL, m.timestamp_ms DESC, s.session_key DESC",
             (user_key,) if session_id is None else (user_key, session_id)).fetchall()
-        kept, params = _message_conditions(since_ms, until_ms, role)
+        tests, params = message_conditions(since_ms, until_ms, role)
+        kept = "" if not tests else (" AND EXISTS (SELECT 1 FROM messages m WHERE m.session_key = v.session_key"
+                                     " AND m.seq = v.first_seq AND %s)" % tests)
         where = "v.session_key = ? AND v.kind = ?%s ORDER BY v.last_seq DESC LIMIT ?" % kept
         out: List[ViewRow] = []
         for (session_key,) in sessions:
@@ -245,6 +241,21 @@ class Reader:
                 break
             out.extend(view_rows(self.conn, where, (session_key, MESSAGE, *params, limit - len(out))))
         return out
+
+    def passing_positions(self, session_keys: Sequence[int], since_ms: Optional[int], until_ms: Optional[int],
+                          role: Optional[str]) -> Dict[int, FrozenSet[int]]:
+        """{session key: the positions of its messages timestamped from `since_ms` on and before
+        `until_ms` and of `role` (those not None)} of `session_keys`, a session none of whose messages
+        pass left out: a search filter's (retrieval/filters.py). Read by SQL through the messages'
+        primary key, not through the session cache: no session is read whole for it."""
+        tests, params = message_conditions(since_ms, until_ms, role)
+        found: Dict[int, List[int]] = {}
+        for chunk in fts.chunks(sorted(set(session_keys)), fts.MAX_VARIABLES - len(params)):
+            for key, seq in self.conn.execute(
+                    "SELECT m.session_key, m.seq FROM messages m WHERE m.session_key IN (%s)%s"
+                    % (",".join("?" * len(chunk)), " AND " + tests if tests else ""), (*chunk, *params)):
+                found.setdefault(key, []).append(seq)
+        return {key: frozenset(seqs) for key, seqs in found.items()}
 
     def message_row(self, session_key: int, seq: int) -> MessageRow:
         """The stored message at position `seq` of a session this reader has read (session()).
@@ -288,17 +299,15 @@ class Reader:
         }
 
 
-def _message_conditions(since_ms: Optional[int], until_ms: Optional[int],
-                        role: Optional[str]) -> Tuple[str, List[object]]:
-    """The SQL (after a view's other conditions) and parameters that keep the message views whose
-    message is timestamped from `since_ms` on and before `until_ms` and has `role` (those not None)."""
+def message_conditions(since_ms: Optional[int], until_ms: Optional[int],
+                       role: Optional[str]) -> Tuple[str, List[object]]:
+    """The SQL tests of a message `m` (joined by AND; "" for none) and their parameters that keep
+    those timestamped from `since_ms` on and before `until_ms` and of `role` (those not None).
+    An untimed message fails either bound (NULL compares as false); roles compare exactly."""
     tests: List[str] = []
     params: List[object] = []
     for test, value in (("m.timestamp_ms >= ?", since_ms), ("m.timestamp_ms < ?", until_ms), ("m.role = ?", role)):
         if value is not None:
             tests.append(test)
             params.append(value)
-    if not tests:
-        return "", []
-    return (" AND EXISTS (SELECT 1 FROM messages m WHERE m.session_key = v.session_key AND m.seq = v.first_seq"
-            " AND %s)" % " AND ".join(tests)), params
+    return " AND ".join(tests), params
