@@ -23,6 +23,8 @@ from __future__ import annotations
 import sqlite3
 from typing import List, NamedTuple, Optional, Tuple
 
+from .reader import message_conditions
+
 Position = Tuple[int, int]  # a message's (session key, position in the session)
 
 
@@ -82,31 +84,26 @@ def messages(conn: sqlite3.Connection, user_key: int, session: Optional[int], si
              until: Optional[int], after: Optional[Position], limit: int, descending: bool) -> List[ListedMessage]:
     """Up to `limit` of the user's messages after position `after` (None: from the first), by
     session creation then position (`descending`: the reverse), only session key `session` if
-    given, only those timed in [since, until) if either is given (an untimed one then never)."""
+    given (read alone: session_key() finds it), only those timed in [since, until) if either is
+    given (an untimed one then never, as under a search's time filter: reader.message_conditions())."""
     order = "DESC" if descending else "ASC"
-    keys = [k for (k,) in conn.execute(
+    keys = [session] if session is not None else [k for (k,) in conn.execute(
         "SELECT session_key FROM sessions WHERE user_key = ? ORDER BY session_key " + order, (user_key,))]
-    if session is not None:
-        keys = [k for k in keys if k == session]
     if after is not None:
         keys = [k for k in keys if (k <= after[0] if descending else k >= after[0])]
-    where, params = [], []
-    if since is not None:
-        where.append(" AND m.timestamp_ms >= ?")
-        params.append(since)
-    if until is not None:
-        where.append(" AND m.timestamp_ms < ?")
-        params.append(until)
+    tests, params = message_conditions(since, until, None)
+    timed = " AND " + tests if tests else ""
     out: List[ListedMessage] = []
     for key in keys:
         if len(out) >= limit:
             break
         start = after[1] if after is not None and key == after[0] else (2 ** 62 if descending else 0)
+        # s.user_key: a session key given is read only if it is the user's.
         out += map(ListedMessage._make, conn.execute(
             "SELECT %s FROM sessions s CROSS JOIN messages m ON m.session_key = s.session_key"
-            " WHERE s.session_key = ? AND m.seq %s ?%s ORDER BY m.seq %s LIMIT ?"
-            % (_MESSAGE_COLUMNS, "<" if descending else ">", "".join(where), order),
-            [key, start, *params, limit - len(out)]))
+            " WHERE s.session_key = ? AND s.user_key = ? AND m.seq %s ?%s ORDER BY m.seq %s LIMIT ?"
+            % (_MESSAGE_COLUMNS, "<" if descending else ">", timed, order),
+            [key, user_key, start, *params, limit - len(out)]))
     return out
 
 
