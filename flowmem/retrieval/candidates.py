@@ -255,7 +255,9 @@ def _question_postings(reader: Reader, user_key: int, terms: Sequence[str], scor
             break
         out[t] = per_doc
         used += len(per_doc)
-    return {t: out[t] for t in sorted(out)}
+    # Rarest first, not sorted as reader.term_frequencies() gives them: no reader of tf depends on its order
+    # (best_docs() sorts the terms; the scores, context and hits go through the query's terms).
+    return out
 
 
 def _period_docs(reader: Reader, user_key: int, query: Query, scorer: _Scorer, limits: Limits,
