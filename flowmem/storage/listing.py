@@ -131,9 +131,11 @@ def adds(conn: sqlite3.Connection, user_key: int, after: int, limit: int) -> Lis
     for key, session_id in conn.execute(
             "SELECT session_key, session_id FROM sessions WHERE user_key = ? ORDER BY session_key",
             (user_key,)).fetchall():
-        first = conn.execute("SELECT rowid FROM messages WHERE session_key = ? ORDER BY seq LIMIT 1", (key,)).fetchone()
-        if first is not None and len(found) >= limit and first[0] > found[limit - 1].rowid:
-            break
+        if len(found) >= limit:
+            first = conn.execute("SELECT rowid FROM messages WHERE session_key = ? ORDER BY seq LIMIT 1",
+                                 (key,)).fetchone()
+            if first is not None and first[0] > found[limit - 1].rowid:
+                break
         start = conn.execute("SELECT seq FROM messages WHERE session_key = ? AND rowid > ? ORDER BY seq LIMIT 1",
                              (key, after)).fetchone()
         if start is None:

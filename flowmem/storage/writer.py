@@ -17,7 +17,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..text import timeexpr
 from ..text.features import Derived, derive
-from . import fts, views
+from . import fts, listing, views
 from .ids import free_tag
 from .rows import NewMessage, lookup_user_key
 from .settings import ViewSettings
@@ -182,11 +182,9 @@ def delete_session(conn: sqlite3.Connection, user_id: str, session_id: str) -> O
     small steps is what corrupted an index under SQLite 3.40 (delete_user()).
     """
     user_key = lookup_user_key(conn, user_id)
-    row = None if user_key is None else conn.execute(
-        "SELECT session_key FROM sessions WHERE user_key = ? AND session_id = ?", (user_key, session_id)).fetchone()
-    if user_key is None or row is None:
+    session_key = None if user_key is None else listing.session_key(conn, user_key, session_id)
+    if user_key is None or session_key is None:
         return None
-    session_key = row[0]
     for kind, docs, length in conn.execute(
             "SELECT kind, count(*), sum(length) FROM views WHERE session_key = ? GROUP BY kind ORDER BY kind",
             (session_key,)).fetchall():
