@@ -243,21 +243,10 @@ def _question_postings(reader: Reader, user_key: int, terms: Sequence[str], scor
     """
     if keep is None:
         return reader.term_frequencies(user_key, _affordable(terms, scorer, limits))
-    out: Dict[str, Dict[int, int]] = {}
-    used = 0
-    for t in sorted(terms, key=lambda t: (scorer.df[(MESSAGE, t)], t)):
-        if not scorer.df[(MESSAGE, t)]:
-            continue
-        per_doc = keep.term_frequencies(reader.term_frequencies(user_key, [t])).get(t)
-        if not per_doc:
-            continue
-        if out and used + len(per_doc) > limits.postings_budget:
-            break
-        out[t] = per_doc
-        used += len(per_doc)
-    # Rarest first, not sorted as reader.term_frequencies() gives them: no reader of tf depends on its order
+    ordered = [t for t in sorted(terms, key=lambda t: (scorer.df[(MESSAGE, t)], t)) if scorer.df[(MESSAGE, t)]]
+    # Not sorted as reader.term_frequencies() gives them: no reader of tf depends on its order
     # (best_docs() sorts the terms; the scores, context and hits go through the query's terms).
-    return out
+    return feedback.within_budget(reader, user_key, ordered, limits.postings_budget, keep, len, batch=1)
 
 
 def _period_docs(reader: Reader, user_key: int, query: Query, scorer: _Scorer, limits: Limits,

@@ -6,12 +6,12 @@ read (words()), stand in for what the question did not say. The messages holding
 weightiest `feedback_terms` of them join the pool, while it has room, the best by BM25
 without length normalisation first, and each gets a feedback score: the summed weight
 of the feedback words it holds (extend()). Their postings are read within the pool's
-`postings_budget` (postings()). Under a search filter (filters.py) only the messages
+`postings_budget` (within_budget()). Under a search filter (filters.py) only the messages
 that pass join, and only theirs count against the budget.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Mapping, Optional, Set
+from typing import TYPE_CHECKING, Callable, Dict, Mapping, Optional, Sequence, Set
 
 from ..storage.reader import Reader
 from ..storage.rows import ViewRow
@@ -37,7 +37,11 @@ def extend(reader: Reader, user_key: int, found: Dict[int, ViewRow], scores: Map
     feedback_docs: Dict[int, float] = {}
     if not weights:
         return feedback_docs
-    extra_tf = postings(reader, user_key, weights, limits, keep)
+    # The weightiest first, read a few at a time: counting rows as they come spares looking up each
+    # word's document frequency in the index, whose cost grows with the index.
+    ordered = sorted(weights, key=lambda w: (-weights[w], w))
+    extra_tf = within_budget(reader, user_key, ordered, limits.postings_budget, keep,
+                             lambda per_doc: sum(per_doc.values()))  # the rows read
     room = max(0, limits.pool_size - len(found))
     extra = [d for d in bm25.best_docs(extra_tf, weights, limits.k1, room + len(found)) if d not in found][:room]
     found.update(reader.message_views(user_key, extra))
@@ -76,30 +80,28 @@ def words(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, flo
     return {t: weight[t] for t in chosen}
 
 
-def postings(reader: Reader, user_key: int, weights: Mapping[str, float], limits: "Limits",
-             keep: Optional[DocFilter] = None) -> Dict[str, Dict[int, int]]:
-    """Postings of the feedback words, the weightiest first, until `postings_budget` rows are read.
+def within_budget(reader: Reader, user_key: int, ordered: Sequence[str], budget: int, keep: Optional[DocFilter],
+                  cost: Callable[[Mapping[int, int]], int], batch: int = _BATCH) -> Dict[str, Dict[int, int]]:
+    """{term: {doc: count}} of the `ordered` terms read in that order, `batch` terms a query, until
+    the next term's `cost(its postings)` would take the total past `budget` (the first term is always kept).
 
-    Read a few words at a time: counting rows as they come spares looking up each
-    word's document frequency in the index, whose cost grows with the index, and
-    past the budget at most one batch is read for nothing. keep: a search's filter;
-    only the rows of the messages it passes are kept and counted.
+    keep: a search's filter; only the postings of the messages it passes are kept and cost. A term
+    with none is passed over. Past the budget at most one batch is read for nothing.
     """
-    ordered = sorted(weights, key=lambda w: (-weights[w], w))
     out: Dict[str, Dict[int, int]] = {}
     used = 0
-    for start in range(0, len(ordered), _BATCH):
-        batch = ordered[start : start + _BATCH]
-        tf = reader.term_frequencies(user_key, batch)
+    for start in range(0, len(ordered), batch):
+        terms = ordered[start : start + batch]
+        tf = reader.term_frequencies(user_key, terms)
         if keep is not None:
             tf = keep.term_frequencies(tf)
-        for word in batch:
-            per_doc = tf.get(word)
+        for term in terms:
+            per_doc = tf.get(term)
             if not per_doc:
                 continue
-            rows = sum(per_doc.values())
-            if out and used + rows > limits.postings_budget:
+            spent = cost(per_doc)
+            if out and used + spent > budget:
                 return out
-            out[word] = per_doc
-            used += rows
+            out[term] = per_doc
+            used += spent
     return out
