@@ -73,7 +73,8 @@ class ClusterBenchesTest(unittest.TestCase):
     def test_measure_rpo_prints_its_trial(self):
         program(self, "litestream")
         # --bound 60: this checks that the tool runs; the recovery point itself is measured at full size.
-        out = self.bench("measure_rpo.py", "--trials", "1", "--duration", "1", "--warmup", "0.5", "--clients", "2",
+        # 3 s of warm-up and 2 of Adds: a loss before Litestream's first sync leaves no replica to restore.
+        out = self.bench("measure_rpo.py", "--trials", "1", "--duration", "2", "--warmup", "3", "--clients", "2",
                          "--bound", "60")
         self.assertTrue(re.search(r"trial 1: \d+ Adds acknowledged, \d+ lost", out), out)
         self.assertIn("sync interval 1s, 1 trials:", out)
