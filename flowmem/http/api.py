@@ -65,7 +65,8 @@ def error_response(error: FlowmemError) -> Response:
         headers.append(("Allow", error.allow))
     if isinstance(error, RetryLater):
         headers.append(("Retry-After", str(error.retry_after)))
-    return json_response(error.status, {"detail": {"reason": error.reason}}, headers)
+    # What else an error says beside its reason (ImportInterrupted: how many records were stored).
+    return json_response(error.status, {"detail": {"reason": error.reason, **getattr(error, "detail", {})}}, headers)
 
 
 def credential(headers: Headers) -> Optional[str]:
