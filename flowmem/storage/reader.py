@@ -35,6 +35,7 @@ class Reader:
         self.postings_cache = postings_cache
         self.settings = index.settings
         self._generation = index.generation
+        self._deletions = index.deletions
         self._sessions: Dict[int, SessionData] = {}
         self._held: Dict[int, Optional[HeldPostings]] = {}
         self._statistics: Dict[int, Dict[str, Tuple[int, int]]] = {}
@@ -44,7 +45,8 @@ class Reader:
         data = self._sessions.get(view.session_key)
         if data is None:
             data = self._sessions[view.session_key] = self.cache.get_session(
-                view.session_key, view.session_messages, lambda: self._load_session(view), self._generation)
+                view.session_key, view.session_messages, lambda: self._load_session(view), self._generation,
+                self._deletions)
         return data
 
     def _load_session(self, view: "ViewRow") -> SessionData:
@@ -108,7 +110,7 @@ class Reader:
         cache = self.postings_cache
         if cache is not None and words <= cache.bound:
             held = cache.get(user_key, n_messages, lambda old: self._extend(user_key, old or EMPTY, words),
-                             self._generation)
+                             self._generation, self._deletions)
         self._held[user_key] = held
         return held
 

@@ -1,12 +1,17 @@
 """The database's schema: its tables, the migrations that build and upgrade them, and the checks.
 
-Tables (schema version 2):
+Tables (schema version 3):
 
 - `users`: one row per user_id, with an internal `user_key`; `user_stats` holds the
   user's own index statistics per view kind (document count, total tokens) for BM25.
 - `meta`: the index version and index settings (ViewSettings) the index was built
-  with, and the index `generation`, bumped whenever existing data changes under
-  readers (a rebuild, a deleted user or session) (settings.py).
+  with, the index `generation`, bumped by a rebuild, and the seq of the last deletion
+  logged (settings.py read_marks()).
+- `deletions` (migration 3): the log of deleted sessions, (seq, user_key, session_key),
+  the last DELETION_LOG_ROWS of them (writer.py). Every Store on the file reads the last
+  seq at each transaction's start and forgets what it cached of those users and sessions,
+  nothing else; one that fell further behind than the log reaches forgets everything
+  (store.py).
 - `requests`: one row per stored Add, keyed by (user, request_id): the idempotency record.
 - `sessions`: one row per (user, session_id): message count, where the last segment
   starts, and the `tag` that makes message and view ids readable, stable and unique
@@ -104,6 +109,10 @@ MIGRATIONS: List[List[Migration]] = [
         # Session tags were sha256(session_id): two users' sessions of one session_id shared ids.
         _retag_sessions,
         "CREATE UNIQUE INDEX sessions_by_tag ON sessions (tag)",
+    ],
+    [
+        # A deletion bumped the generation, and every Store on the file emptied all its caches.
+        "CREATE TABLE deletions (seq INTEGER PRIMARY KEY, user_key INTEGER NOT NULL, session_key INTEGER NOT NULL)",
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -7,8 +7,9 @@ them, least recently used first out, up to a bound on the messages held. A sessi
 only ever grows (Adds append), so its message count is its version: an entry whose
 count differs from the database's is reloaded, whichever process wrote.
 
-A rebuilt index or a deleted user or session clears it (bounded_cache.py): session keys
-are never reused, so a session deleted and sent again is a new entry.
+A rebuilt index clears it; a deleted session drops its entry, in every Store on the file
+(bounded_cache.py): session keys are never reused, so a session deleted and sent again is
+a new entry.
 """
 from __future__ import annotations
 
@@ -48,6 +49,6 @@ class SessionCache(BoundedCache[SessionData]):
         super().__init__(max_messages, lambda entry: entry.n_messages, SessionData.weight)
 
     def get_session(self, session_key: int, n_messages: int, load: Callable[[], SessionData],
-                    generation: int = 0) -> SessionData:
+                    generation: int = 0, deletions: int = 0) -> SessionData:
         """The session's data at `n_messages` messages, from memory or from `load()`."""
-        return self.get(session_key, n_messages, lambda _: load(), generation)
+        return self.get(session_key, n_messages, lambda _: load(), generation, deletions)

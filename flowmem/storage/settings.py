@@ -4,14 +4,15 @@ Index settings are fixed per database: a Store adopts those in `meta`, and refus
 settings given explicitly that differ, naming the `flowmem reindex` that would apply
 them (index_problem(), reindex_command()); nothing rebuilds implicitly. `meta` also
 holds the index version this flowmem reads (INDEX_VERSION) and the index
-`generation`, bumped whenever existing data changes under readers (a rebuild, a
-deleted user or session): every transaction reads it first (read_generation()).
+`generation`, bumped by a rebuild, which changes every user's index; a deleted session
+(or user) is written to the `deletions` log instead (schema.py), so that caches forget
+that user's entries and nobody else's. Every transaction reads both first (read_marks()).
 """
 from __future__ import annotations
 
 import shlex
 import sqlite3
-from typing import Any, Dict, Mapping, NamedTuple, Optional, Union
+from typing import Any, Dict, Mapping, NamedTuple, Optional, Tuple, Union
 
 from ..errors import StoreError
 
@@ -40,10 +41,12 @@ SettingsRequest = Union[ViewSettings, Mapping[str, Any], None]
 
 
 class IndexState(NamedTuple):
-    """What a Store reads the index with: the settings of one index generation."""
+    """What a Store reads the index with: the settings of one index generation, and the last
+    entry of the deletions log that a snapshot holds (or, as the Store's own, that it has applied)."""
 
     generation: int
     settings: ViewSettings
+    deletions: int = 0
 
 
 def requested_settings(settings: SettingsRequest) -> Dict[str, Any]:
@@ -74,13 +77,25 @@ def read_meta(conn: sqlite3.Connection) -> Dict[str, str]:
 
 
 def read_generation(conn: sqlite3.Connection) -> int:
-    """The index generation of the connection's snapshot: one row, read at every transaction's start."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-    return int(row[0]) if row else 0
+    """The index generation of the connection's snapshot."""
+    return read_marks(conn)[0]
+
+
+def read_marks(conn: sqlite3.Connection) -> Tuple[int, int]:
+    """(index generation, seq of the last deletion logged) of the connection's snapshot: two rows
+    of `meta` by its primary key, read at every transaction's start."""
+    marks = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'deletions')").fetchall())
+    return int(marks.get("generation", 0)), int(marks.get("deletions", 0))
+
+
+def write_deletions_mark(conn: sqlite3.Connection, seq: int) -> None:
+    """Record `seq` as the last deletion logged (schema.py `deletions`), what read_marks() reads."""
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('deletions', ?)", (str(seq),))
 
 
 def write_meta(conn: sqlite3.Connection, settings: ViewSettings, generation: int) -> None:
-    conn.execute("DELETE FROM meta")
+    """The index's description: its version, `settings` and `generation` (the deletions mark is kept)."""
+    conn.execute("DELETE FROM meta WHERE key != 'deletions'")
     rows = [("index_version", str(INDEX_VERSION)), ("generation", str(generation))]
     rows += [(name, flag_value(value)) for name, value in settings._asdict().items()]
     conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", sorted(rows))

@@ -8,10 +8,15 @@ writer.py, reader.py, schema.py, settings.py and backup.py.
 
 Live databases. Index settings are fixed per database (settings.py); nothing
 rebuilds implicitly. reindex() rebuilds in one write transaction, which a server
-beside it waits for like any other write, and bumps the generation. Every read and
-write transaction first reads the generation (one row); when another process
-changed it, this Store adopts the settings of that snapshot and empties its caches,
-so it never answers from an index it no longer reads. `read_only=True` opens the
+beside it waits for like any other write, and bumps the generation. A deletion
+(delete_user(), delete_session()) logs each session it removed instead (writer.py,
+schema.py `deletions`). Every read and write transaction first reads the generation
+and the last deletion logged (two rows of `meta`); when another process changed the
+generation, this Store adopts the settings of that snapshot and empties its caches, so
+it never answers from an index it no longer reads; when sessions were deleted since it
+last looked, it forgets what it holds of them and of their users' postings, and
+nothing of anyone else's (bounded_cache.py), or everything when the log no longer
+reaches back that far. `read_only=True` opens the
 file with SQLite's mode=ro: no writer, no checkpointer, no migration, so it works on
 read-only files. `checkpoints="external"` leaves every checkpoint to another process
 (Litestream, replicating the file): no background checkpoints, none after delete_user
@@ -28,7 +33,7 @@ import os
 import queue
 import sqlite3
 import threading
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import StoreError
 from ..text import stem
@@ -48,7 +53,7 @@ from .settings import (
     ViewSettings,
     decode_settings,
     index_problem,
-    read_generation,
+    read_marks,
     read_meta,
     requested_settings,
     write_meta,
@@ -173,7 +178,8 @@ class Store:
         problem = index_problem(self.path, meta, stored, requested) if check else None
         if problem:
             raise StoreError(problem)
-        return IndexState(read_generation(conn), stored)
+        generation, deletions = read_marks(conn)
+        return IndexState(generation, stored, deletions)
 
     # -- what tests and diagnostics may look at -------------------------------------
 
@@ -228,21 +234,24 @@ class Store:
     # -- index generations -----------------------------------------------------------
 
     def _check_generation(self, conn: sqlite3.Connection) -> IndexState:
-        """The index generation and settings of the transaction's snapshot, adopted if newer than ours.
+        """The index generation, settings and last deletion of the transaction's snapshot, adopted if newer.
 
-        Another process's reindex, delete-user or delete-session bumps the generation: the caches then
-        hold what that snapshot no longer has, and the settings may have changed.
+        Another process's reindex bumps the generation: the caches then hold what that snapshot
+        no longer has, and the settings may have changed. Its delete-user or delete-session
+        logs the sessions deleted: the caches then hold those, and nothing else that changed.
         """
-        generation = read_generation(conn)
+        generation, deletions = read_marks(conn)
         index = self._index
         if generation == index.generation:
-            return index
+            if deletions > index.deletions:
+                self._forget(deletions_since(conn, index.deletions, deletions), index.deletions, deletions)
+            return index._replace(deletions=deletions)
         meta = read_meta(conn)
         settings = decode_settings(meta, self.path)
         problem = index_problem(self.path, meta, settings, {})
         if problem:
             raise StoreError(problem)  # never answer from an index this flowmem cannot read
-        seen = IndexState(generation, settings)
+        seen = IndexState(generation, settings, deletions)
         if generation > index.generation:
             log.info("database %s changed (index generation %d -> %d, settings %s): caches cleared",
                      self.path, index.generation, generation, dict(settings._asdict()))
@@ -258,6 +267,22 @@ class Store:
             self._cache.clear(index.generation)
             self._postings_cache.clear(index.generation)
             stem.stem.cache_clear()  # words users said, kept to stem them faster
+
+    def _forget(self, deleted: Optional[Sequence[Tuple[int, int, int]]], seen: int, upto: int) -> None:
+        """Forget what this Store holds of the sessions deleted after `seen` up to `upto`, `deleted`
+        ((seq, user_key, session_key) each; None when the log no longer holds them all: then everything)."""
+        with self._index_lock:
+            if upto <= self._index.deletions:
+                return  # another thread of this Store got there first
+            if deleted is None or seen > self._index.deletions:
+                self._cache.forget_all(upto)
+                self._postings_cache.forget_all(upto)
+            else:
+                fresh = [row for row in deleted if row[0] > self._index.deletions]
+                self._postings_cache.forget({user_key for _, user_key, _ in fresh}, upto)
+                self._cache.forget({session_key for _, _, session_key in fresh}, upto)
+            stem.stem.cache_clear()  # words users said: none of the deleted ones kept
+            self._index = self._index._replace(deletions=upto)
 
     # -- reads -----------------------------------------------------------------------
 
@@ -347,10 +372,11 @@ class Store:
         """
         with self._writing(check=False) as conn:
             settings = decode_settings(read_meta(conn), self.path)._replace(**requested_settings(settings))
-            generation = read_generation(conn) + 1
+            generation, deletions = read_marks(conn)
+            generation += 1
             writer.rebuild(conn, settings, progress or (lambda done, total: None))
             write_meta(conn, settings, generation)
-        self._adopt(IndexState(generation, settings))
+        self._adopt(IndexState(generation, settings, deletions))
         return settings
 
     def delete_user(self, user_id: str) -> bool:
@@ -380,16 +406,24 @@ class Store:
         return self._delete(lambda conn: writer.delete_session(conn, user_id, session_id))
 
     def _delete(self, delete: Callable[[sqlite3.Connection], Optional[int]]) -> Optional[int]:
-        """Run `delete` in one write transaction; unless it found nothing (None), bump the generation:
-        that empties this Store's caches and, at their next transaction, those of every other
-        Store on the file, which would otherwise answer from sessions and postings now gone."""
+        """Run `delete` in one write transaction, which logs each session it removes (writer.py);
+        once committed, forget what this Store holds of them. Every other Store on the file does
+        the same at its next transaction (_check_generation()); none forgets anything else."""
         with self._writing() as conn:
+            seen = read_marks(conn)[1]
             removed = delete(conn)
             if removed is None:
                 return None
-            generation = read_generation(conn) + 1
-            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('generation', ?)", (str(generation),))
-            settings = self.settings
-        self._adopt(IndexState(generation, settings))  # once committed: a rolled-back bump must not count
+            upto = read_marks(conn)[1]
+            deleted = deletions_since(conn, seen, upto)
+        self._forget(deleted, seen, upto)  # once committed: a rolled-back deletion's numbers are given again
         return removed
+
+
+def deletions_since(conn: sqlite3.Connection, seen: int, upto: int) -> Optional[List[Tuple[int, int, int]]]:
+    """The deletions logged after `seen` up to `upto`, (seq, user_key, session_key) in order; None when
+    the log no longer holds them all (a Store that fell further behind than writer.DELETION_LOG_ROWS)."""
+    rows = conn.execute("SELECT seq, user_key, session_key FROM deletions WHERE seq > ? AND seq <= ? ORDER BY seq",
+                        (seen, upto)).fetchall()
+    return rows if len(rows) == upto - seen else None
 

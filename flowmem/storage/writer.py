@@ -20,7 +20,7 @@ from ..text.features import Derived, derive
 from . import fts, listing, views
 from .ids import free_tag
 from .rows import NewMessage, lookup_user_key
-from .settings import ViewSettings
+from .settings import ViewSettings, read_marks, write_deletions_mark
 
 
 def add(conn: sqlite3.Connection, settings: ViewSettings, user_id: str, session_id: str, request_id: str,
@@ -202,7 +202,8 @@ def delete_session(conn: sqlite3.Connection, user_id: str, session_id: str) -> O
 
 
 def _delete_session(conn: sqlite3.Connection, user_key: int, session_key: int) -> int:
-    """Unindex and delete a session's views, then delete its messages and itself; its message count."""
+    """Unindex and delete a session's views, then delete its messages and itself, and log it as
+    deleted (log_deletion()); its message count."""
     documents = _Documents(user_key, {seq: _text(toks, speaker) for seq, toks, speaker in conn.execute(
         "SELECT seq, tokens, speaker FROM messages WHERE session_key = ?", (session_key,))})
     unindexed = [(doc_id, documents(views.Span(kind, first, last))[0]) for doc_id, kind, first, last in conn.execute(
@@ -211,7 +212,20 @@ def _delete_session(conn: sqlite3.Connection, user_key: int, session_key: int) -
     conn.execute("DELETE FROM views WHERE session_key = ?", (session_key,))
     removed = conn.execute("DELETE FROM messages WHERE session_key = ?", (session_key,)).rowcount
     conn.execute("DELETE FROM sessions WHERE session_key = ?", (session_key,))
+    log_deletion(conn, user_key, session_key)
     return removed
+
+
+DELETION_LOG_ROWS = 10_000  # the deletions a Store may fall behind by and still forget only what they touched
+
+
+def log_deletion(conn: sqlite3.Connection, user_key: int, session_key: int) -> None:
+    """Append a deleted session to the deletions log (schema.py) and keep its last DELETION_LOG_ROWS:
+    what tells every Store on the file, at its next transaction, which cached entries to forget."""
+    seq = read_marks(conn)[1] + 1
+    conn.execute("INSERT INTO deletions (seq, user_key, session_key) VALUES (?, ?, ?)", (seq, user_key, session_key))
+    conn.execute("DELETE FROM deletions WHERE seq <= ?", (seq - DELETION_LOG_ROWS,))
+    write_deletions_mark(conn, seq)
 
 
 Text = Tuple[str, str, int]  # a message's tokens and its speaker's, space-separated, and its words (_text())
