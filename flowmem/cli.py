@@ -23,7 +23,7 @@ import uuid
 from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple
 
 from . import __version__, config as config_module
-from .cli_parser import Parser, UsageError, flag_name, settings_flags, settings_table, wants_all, warn
+from .cli_parser import Parser, UsageError, flag_name, integer, settings_flags, settings_table, wants_all, warn
 from .cli_portable import checked, export, import_records, numbered_bodies, read_records
 from .errors import FlowmemError
 from .http.run import serve
@@ -61,7 +61,7 @@ def build_parser(show_all: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--session", help="session_id of a single message")
     p.add_argument("--content", help="text of a single message")
     p.add_argument("--role", default="user", help="role of a single message (default: user)")
-    p.add_argument("--timestamp", type=int, metavar="MS", help="Unix ms of a single message")
+    p.add_argument("--timestamp", type=integer, metavar="MS", help="Unix ms of a single message")
     p.add_argument("--request-id", metavar="ID", help="request_id of a single message (default: a new random id)")
     settings_flags(p, "add", show_all)
 
@@ -69,7 +69,7 @@ def build_parser(show_all: bool = False) -> argparse.ArgumentParser:
                 "Search one user's memory in a database file.")
     p.add_argument("query", help="the question")
     p.add_argument("--user", required=True, help="user_id to search")
-    p.add_argument("--top-k", type=int, default=10, metavar="N", help="maximum number of items (default: 10)")
+    p.add_argument("--top-k", type=integer, default=10, metavar="N", help="maximum number of items (default: 10)")
     p.add_argument("--json", action="store_true", help="print the contract's JSON response")
     p.add_argument("--session", metavar="ID", help="only messages of this session_id")
     p.add_argument("--since", metavar="TIME", help="only messages from this time on (ISO-8601 or Unix ms)")

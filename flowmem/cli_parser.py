@@ -22,8 +22,9 @@ import textwrap
 from typing import Any, Callable, Dict, List, NoReturn, Sequence
 
 from . import config as config_module
-from .errors import FlowmemError
+from .errors import FlowmemError, InvalidField
 from .storage.settings import ViewSettings, flag_value
+from .validation import integer_text
 
 # The groups of config.GROUPS each command takes; a command not named takes DEFAULT_GROUPS.
 # Index settings are checked against the database by every command that opens one.
@@ -91,6 +92,23 @@ def _near_flag(parser: argparse.ArgumentParser, message: str) -> str:
         if close:
             return close[0]
     return ""
+
+
+def integer(text: str) -> int:
+    """A command's integer argument (`--top-k`, `--timestamp`), read as a client's number is
+    (validation.integer_text(): ASCII digits, at most 19): int() alone takes `١٢`, `1_000` and
+    thousands of digits, and argparse would echo every one of them in its error."""
+    try:
+        value = integer_text(text, "it")
+    except InvalidField as e:  # more digits than any number flowmem takes
+        raise argparse.ArgumentTypeError(e.reason[len("it "):]) from None
+    if isinstance(value, int):
+        return value
+    raise argparse.ArgumentTypeError("must be an integer in ASCII digits, got %s" % _shown(text))
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 40 else repr(text[:37]) + "... (%d characters)" % len(text)
 
 
 def flag_name(name: str) -> str:

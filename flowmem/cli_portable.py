@@ -19,7 +19,7 @@ from . import portable
 from .cli_parser import UsageError
 from .errors import BadRequest, InvalidField
 from .memory import Memory
-from .validation import decode_json_object, parse_add
+from .validation import decode_json, decode_json_object, parse_add
 
 PROGRESS_EVERY_S = 2.0
 
@@ -61,8 +61,8 @@ def numbered_bodies(data: bytes) -> Iterator[Tuple[str, Dict[str, Any]]]:
     stripped = data.strip()
     if stripped.startswith(b"["):
         try:
-            items = json.loads(stripped.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as e:
+            items = decode_json(stripped.decode("utf-8"))
+        except ValueError as e:  # UnicodeDecodeError is one; decode_json() bounds the nesting
             raise UsageError("input is not a JSON array of Add bodies: %s" % e) from e
         yield from _items(items)
         return
@@ -99,8 +99,8 @@ def read_records(data: bytes) -> Tuple[str, List[Tuple[str, Dict[str, Any]]]]:
     stripped = data.strip()
     if stripped[:1] in (b"[", b"{"):
         try:
-            whole = json.loads(stripped.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+            whole = decode_json(stripped.decode("utf-8"))
+        except ValueError:  # UnicodeDecodeError is one
             whole = None  # JSON lines, or broken: numbered_bodies says which line
         samples = whole if isinstance(whole, list) else [whole]
         if samples and all(isinstance(s, dict) and "conversation" in s for s in samples):

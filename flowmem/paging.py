@@ -22,6 +22,7 @@ from .storage.ids import message_id
 from .storage.listing import ListedMessage
 
 T = TypeVar("T")
+MAX_CURSOR_CHARS = 100  # the longest cursor position() decodes (see there)
 
 
 def cursor(kind: str, position: Sequence[int]) -> str:
@@ -34,11 +35,14 @@ def position(value: Any, kind: str, size: int) -> Optional[Tuple[int, ...]]:
     if value is None:
         return None
     try:
-        if not isinstance(value, str):
-            raise ValueError("not a string")
+        # Length first: a cursor() of two 19-digit integers is 63 characters, and what is longer cannot
+        # be one; so nothing nested deep or holding thousands of digits is ever decoded.
+        if not isinstance(value, str) or len(value) > MAX_CURSOR_CHARS:
+            raise ValueError("not a cursor's string")
         decoded = json.loads(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
+        # Positions are SQLite integers (rowids, positions): from 0 to 2^63 - 1.
         if (not isinstance(decoded, list) or len(decoded) != size + 1 or decoded[0] != kind
-                or not all(type(n) is int and n >= 0 for n in decoded[1:])):
+                or not all(type(n) is int and 0 <= n < 2 ** 63 for n in decoded[1:])):
             raise ValueError("not a position")
     except (ValueError, binascii.Error, UnicodeDecodeError) as e:
         raise InvalidField("cursor", "is not a cursor of this listing: pass a next_cursor as it was returned") from e

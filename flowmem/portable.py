@@ -20,13 +20,12 @@ with these same functions, so what it measures is what `flowmem import` loads.
 from __future__ import annotations
 
 import datetime
-import json
 import re
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import InvalidField
 from .storage.listing import StoredAdd
-from .validation import AddRequest, parse_add
+from .validation import AddRequest, decode_json, parse_add
 
 MAX_ADD_MESSAGES = 20  # the platform's Adds hold at most 20 messages
 
@@ -122,11 +121,12 @@ def locomo_records(samples: Iterable[Mapping[str, Any]]) -> Iterator[Dict[str, A
 
 def read_locomo(path: str) -> Iterator[Dict[str, Any]]:
     """The Add bodies of a LoCoMo file (locomo10.json's form); InvalidField naming what is not LoCoMo."""
-    with open(path, encoding="utf-8") as f:
-        try:
-            samples = json.load(f)
-        except ValueError as e:
-            raise InvalidField("locomo", "file is not JSON: %s" % e) from e
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        samples = decode_json(data.decode("utf-8"))  # nesting bounded (validation.MAX_JSON_DEPTH)
+    except ValueError as e:  # UnicodeDecodeError is one
+        raise InvalidField("locomo", "file is not JSON: %s" % e) from e
     if not isinstance(samples, list):
         raise InvalidField("locomo", "file must hold a JSON array of samples, got %s" % type(samples).__name__)
     return iter(locomo_bodies(samples, lambda problem: InvalidField(

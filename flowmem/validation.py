@@ -19,6 +19,13 @@ Beyond the JSON types, three rules protect what is stored and what a search cost
 - A message timestamp below 10^11 is refused: as Unix milliseconds it is before
   1973-03-03, and in practice it is Unix seconds, which would date every piece of
   evidence to January 1970. It is refused, never converted: the contract says Unix ms.
+- Numbers and times are read one strict way wherever a client sends them (a query
+  string, a JSON body, a CLI flag, an MCP argument): as text, an integer is an
+  optional `-` and at most MAX_DIGITS ASCII digits (`²`, `①` and `１２` are digits to
+  str.isdigit() and int(), not to a client's JSON or a URL); any integer is range-checked
+  before it is shown in an error (a 5,000-digit one is named by its length); an ISO-8601
+  time must fall within years 1 to 9999 once its offset is applied. So every such value
+  is a number in range or a 422 naming its field, never an exception from int() or datetime.
 - A Search's query and options are cut to a bounded size (the rest is ignored, never
   a 422: a long benchmark question still gets evidence for what it asks first);
   query.py bounds the terms read from what is kept. Together they bound the work of
@@ -30,6 +37,7 @@ import datetime
 import json
 import math
 import re
+import sys
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional
 
 from .errors import BadRequest, InvalidField
@@ -59,17 +67,59 @@ MAX_QUERY_CHARS = 2000
 MAX_OPTIONS = 16
 MAX_OPTION_CHARS = 500
 
+# The most digits an integer written as text may have: 2^63 (SQLite's integers) has 19, and
+# no field takes more than 15 (a timestamp). A longer one is refused by its length, before
+# int() would spend time on it (or refuse it past 4,300 digits).
+MAX_DIGITS = 19
+_INTEGER_TEXT = re.compile(r"-?[0-9]{1,%d}" % MAX_DIGITS)  # [0-9], not \d: ASCII digits only
+# Unix ms of 0001-01-01T00:00:00Z, the first moment a datetime (and so an ISO-8601 time) can show.
+MIN_ISO_MS = -62135596800000
+
+
+# The deepest JSON any caller may send. The contract's deepest body, an import, is 5 levels
+# ({"records": [{"messages": [{...}]}]}) and an MCP message about 6; past 64 a value is no one's
+# request. Bounding it where JSON is read means nothing later (json.dumps of an MCP Add to derive
+# its request_id, repr in an error) can meet nesting that exhausts Python's recursion limit.
+MAX_JSON_DEPTH = 64
+NESTED_TOO_DEEPLY = "is nested too deeply (more than %d levels of arrays and objects)" % MAX_JSON_DEPTH
+
 
 def _reject_constant(name: str) -> Any:
     raise ValueError("%s is not valid JSON" % name)
 
 
-def decode_json_object(body: bytes) -> Dict[str, Any]:
-    """`body` (UTF-8 bytes) as a JSON object, or BadRequest saying why it is not one.
+def decode_json(text: str) -> Any:
+    """`text` as a JSON value, or ValueError saying why it is not one a client may send: not JSON,
+    NaN or Infinity, an integer too long to convert, or nesting deeper than MAX_JSON_DEPTH."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        # The recursion's traceback is thousands of frames of the decoder: it explains nothing.
+        raise ValueError(NESTED_TOO_DEEPLY) from None
+    except ValueError as e:
+        if isinstance(e, json.JSONDecodeError) or "integer string conversion" not in str(e):
+            raise
+        # Python's own words name sys.set_int_max_str_digits(), advice for a programmer, not a client.
+        raise ValueError("it holds a number of more than %d digits" % sys.get_int_max_str_digits()) from e
+    if _deeper_than(value, MAX_JSON_DEPTH):
+        raise ValueError(NESTED_TOO_DEEPLY)
+    return value
 
-    NaN and Infinity are refused (they are not JSON), and so is nesting too deep to
-    decode; an integer too long to convert is refused as invalid JSON.
-    """
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether arrays and objects nest more than `limit` levels in `value` (a walk without recursion)."""
+    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def decode_json_object(body: bytes) -> Dict[str, Any]:
+    """`body` (UTF-8 bytes) as a JSON object, or BadRequest saying why it is not one (decode_json())."""
     if not body.strip():
         raise BadRequest("request body is empty; send a JSON object")
     try:
@@ -77,11 +127,10 @@ def decode_json_object(body: bytes) -> Dict[str, Any]:
     except UnicodeDecodeError as e:
         raise BadRequest("request body is not UTF-8") from e
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
-    except RecursionError:
-        # The recursion's traceback is thousands of frames of the decoder: it explains nothing.
-        raise BadRequest("request body is nested too deeply") from None
-    except ValueError as e:  # JSONDecodeError, over-long integers, NaN/Infinity
+        value = decode_json(text)
+    except ValueError as e:  # JSONDecodeError, over-long integers, NaN/Infinity, nesting
+        if str(e) == NESTED_TOO_DEEPLY:
+            raise BadRequest("request body " + NESTED_TOO_DEEPLY) from None
         raise BadRequest("request body is not valid JSON: %s" % e) from e
     if not isinstance(value, dict):
         raise BadRequest("request body must be a JSON object, got a JSON %s" % type(value).__name__)
@@ -138,17 +187,45 @@ def _integer(value: Any, field: str) -> int:
     return value
 
 
+def shown_integer(value: int) -> str:
+    """An integer as an error message shows it: its digits, or how many there are past MAX_DIGITS
+    (str() of one past 4,300 digits raises, and a 300-digit echo helps no one)."""
+    text = str(value) if value.bit_length() < 14000 else None  # 2^14000 has 4,215 digits
+    if text is not None and len(text.lstrip("-")) <= MAX_DIGITS:
+        return text
+    length = "%d" % len(text.lstrip("-")) if text is not None else "over 4,000"
+    return "a %snumber of %s digits" % ("negative " if value < 0 else "", length)
+
+
+def integer_text(value: Any, field: str) -> Any:
+    """`value` as an int if it is text written as an integer (`-` and ASCII digits, spaces around
+    allowed); other text, and anything not text, is returned as it is, for the caller's check to name.
+
+    Text of more than MAX_DIGITS digits is refused here, by its length: no field takes a number that long.
+    """
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if _INTEGER_TEXT.fullmatch(text):
+        return int(text)
+    digits = text[1:] if text[:1] == "-" else text
+    if digits and len(digits) > MAX_DIGITS and digits.isascii() and digits.isdigit():
+        raise InvalidField(field, "must be a number of at most %d digits, got %d digits" % (MAX_DIGITS, len(digits)))
+    return value
+
+
 def _timestamp(value: Any, field: str) -> int:
     """Unix milliseconds from 1973-03-03 to the end of year 9999; seconds are named as such."""
     timestamp = _integer(value, field)
     if timestamp > MAX_TIMESTAMP_MS:
-        raise InvalidField(field, "must be Unix milliseconds within years 1973 to 9999, got %d" % timestamp)
+        raise InvalidField(field, "must be Unix milliseconds within years 1973 to 9999, got %s"
+                           % shown_integer(timestamp))
     if timestamp >= MIN_TIMESTAMP_MS:
         return timestamp
     rule = "must be Unix milliseconds from %d (%s) on" % (MIN_TIMESTAMP_MS, _iso(MIN_TIMESTAMP_MS))
     if timestamp * 1000 < MIN_TIMESTAMP_MS:
         # As seconds it would be before 1973 too: there is no milliseconds value to suggest.
-        raise InvalidField(field, "%s, got %d" % (rule, timestamp))
+        raise InvalidField(field, "%s, got %s" % (rule, shown_integer(timestamp)))
     raise InvalidField(field, "%s; %d looks like Unix seconds (as milliseconds it is %s): for %s send %d"
                        % (rule, timestamp, _iso(timestamp), _iso(timestamp * 1000), timestamp * 1000))
 
@@ -239,7 +316,7 @@ def parse_search(body: Mapping[str, Any], top_k_cap: int) -> SearchRequest:
         raise InvalidField("top_k", "is required")
     top_k = _integer(body["top_k"], "top_k")
     if top_k < 0:
-        raise InvalidField("top_k", "must not be negative, got %d" % top_k)
+        raise InvalidField("top_k", "must not be negative, got %s" % shown_integer(top_k))
     options: List[str] = []
     raw = body.get("options")
     if raw is not None:
@@ -291,11 +368,13 @@ def parse_limit(value: Any, field: str = "limit", default: int = 50) -> int:
     """A page size from 1 to MAX_PAGE (an integer, or its decimal digits as text); `default` if None."""
     if value is None:
         return default
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
+    value = integer_text(value, field)
+    if isinstance(value, str):
+        raise InvalidField(field, "must be an integer from 1 to %d in ASCII digits, got %s"
+                           % (MAX_PAGE, json.dumps(value, ensure_ascii=False)[:80]))
     limit = _integer(value, field)
     if not 1 <= limit <= MAX_PAGE:
-        raise InvalidField(field, "must be from 1 to %d, got %d" % (MAX_PAGE, limit))
+        raise InvalidField(field, "must be from 1 to %d, got %s" % (MAX_PAGE, shown_integer(limit)))
     return limit
 
 
@@ -313,8 +392,7 @@ def parse_time(value: Any, field: str) -> Optional[int]:
     date or date and time (UTC unless it names an offset; `Z` accepted); None stays None."""
     if value is None:
         return None
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value.strip())
+    value = integer_text(value, field)
     if not isinstance(value, str):
         return _timestamp(value, field)
     text = value.strip()
@@ -326,7 +404,13 @@ def parse_time(value: Any, field: str) -> Optional[int]:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=datetime.timezone.utc)
     epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
-    return (moment - epoch) // datetime.timedelta(milliseconds=1)
+    ms = (moment - epoch) // datetime.timedelta(milliseconds=1)
+    # An offset can carry a time past either end of what a date can show (9999-12-31T23:59:59-23:59 is
+    # year 10000 in UTC), and every such moment is later named as a date (_iso(), created_at).
+    if not MIN_ISO_MS <= ms <= MAX_TIMESTAMP_MS:
+        raise InvalidField(field, "must be within years 1 to 9999 in UTC, got %s"
+                           % json.dumps(value, ensure_ascii=False)[:80])
+    return ms
 
 
 def parse_id(value: Any, field: str) -> str:

@@ -69,7 +69,7 @@ class BodyErrorCauseTest(unittest.TestCase):
     def test_a_body_nested_too_deeply_hides_the_recursion(self):
         with self.assertRaises(BadRequest) as cm:
             decode_json_object(b"[" * 100000 + b"]" * 100000)
-        self.assertEqual(cm.exception.reason, "request body is nested too deeply")
+        self.assertTrue(cm.exception.reason.startswith("request body is nested too deeply"), cm.exception.reason)
         self.assertIsNone(cm.exception.__cause__)
         self.assertTrue(cm.exception.__suppress_context__)
 

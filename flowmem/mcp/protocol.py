@@ -67,6 +67,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from .. import __version__
 from ..memory import Memory
+from ..validation import NESTED_TOO_DEEPLY, decode_json
 from . import tools
 
 log = logging.getLogger("flowmem.mcp")
@@ -112,10 +113,6 @@ class ProtocolError(Exception):
         self.data = data
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError("%s is not valid JSON" % name)
-
-
 def decode(line: bytes) -> Any:
     """One line as a JSON value; ProtocolError (-32700) saying why it is not one."""
     try:
@@ -123,11 +120,10 @@ def decode(line: bytes) -> Any:
     except UnicodeDecodeError:
         raise ProtocolError(PARSE_ERROR, "Parse error: the message is not UTF-8") from None
     try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except RecursionError:
-        raise ProtocolError(PARSE_ERROR, "Parse error: the message is nested too deeply") from None
-    except ValueError as e:  # JSONDecodeError, over-long integers, NaN/Infinity
-        raise ProtocolError(PARSE_ERROR, "Parse error: %s" % e) from None
+        return decode_json(text)  # the nesting bounded as for HTTP bodies (validation.MAX_JSON_DEPTH)
+    except ValueError as e:  # JSONDecodeError, over-long integers, NaN/Infinity, nesting
+        raise ProtocolError(PARSE_ERROR, "Parse error: %s" % (
+            "the message " + NESTED_TOO_DEEPLY if str(e) == NESTED_TOO_DEEPLY else e)) from None
 
 
 def encode(message: Union[Dict[str, Any], List[Dict[str, Any]]]) -> bytes:

@@ -97,8 +97,18 @@ def add_memory(memory: Memory, args: Mapping[str, Any]) -> Dict[str, Any]:
     request_id = args.get("request_id")
     if request_id is None:  # a blank one goes on to the core, which refuses it as it would over HTTP
         request_id = derived_request_id(args["user_id"], args["session_id"], messages)
-    return memory.add({"request_id": request_id, "user_id": args["user_id"], "session_id": args["session_id"],
-                       "messages": messages})
+    body = {"request_id": request_id, "user_id": args["user_id"], "session_id": args["session_id"],
+            "messages": messages}
+    try:
+        return memory.add(body)
+    except InvalidField as e:
+        # The core names the one message it was given (`messages[0].timestamp`); the caller gave `timestamp`.
+        if args.get("content") is None or not e.field.startswith(_SINGLE):
+            raise
+        raise InvalidField(e.field[len(_SINGLE):], e.reason[len(e.field) + 1:]) from e
+
+
+_SINGLE = "messages[0]."  # the message add_memory makes of `content`, `role` and `timestamp`
 
 
 def search_memory(memory: Memory, args: Mapping[str, Any]) -> Dict[str, Any]:
@@ -178,12 +188,13 @@ TOOLS = [
          {"readOnlyHint": True, "openWorldHint": False}, search_memory),
     Tool("list_memories", "List stored messages",
          "List a user's stored messages verbatim, oldest first (order desc: newest first), optionally one "
-         "session or a time range, a page at a time: pass next_cursor back as cursor for the next page.",
+         "session or a time range, a page at a time: pass next_cursor back as cursor for the next page. A page "
+         "of long messages may hold fewer than limit: only a null next_cursor means there are no more.",
          _schema({"user_id": USER, "session_id": dict(ID, description="only this session"),
                   "since": dict(TIME, description="from this time on: " + WHEN),
                   "until": dict(TIME, description="before this time: " + WHEN),
                   "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50,
-                            "description": "messages per page"},
+                            "description": "messages per page, at most"},
                   "cursor": {"type": "string", "description": "next_cursor of the previous page"},
                   "order": {"type": "string", "enum": ["asc", "desc"], "default": "asc"}},
                  ["user_id"]),
