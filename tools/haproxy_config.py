@@ -3,8 +3,11 @@ r"""The HAProxy front of a flowmem cluster: its configuration, the ownership has
 
 A cluster is N flowmem nodes, each holding whole users. HAProxy routes every request to
 the node that owns its user (deploy/haproxy/haproxy.cfg.template says how): the user id
-is `user_id` in the JSON body for /add and /search, the percent-decoded segment after
-/users/ for the management routes. The user's slot is `zlib.crc32(user_id UTF-8) % SLOTS`
+is `user_id` in the JSON body for /add and /search, the percent-decoded {user_id} segment
+(or, where it is empty, the query's user_id) for the management routes, read with
+flowmem's path rules by lua.flowmem_route (deploy/haproxy/flowmem_route.lua), which is
+the one place the front decides a request's route; a target no route fits is the front's
+404, never sent to any node. The user's slot is `zlib.crc32(user_id UTF-8) % SLOTS`
 (HAProxy's crc32 converter is the same function) and the slot map names the node of each
 slot, unless the shard map names another node for the user (a moved user) or `frozen`
 (a user being moved: 503, Retry-After 1). A slot's entry may be `frozen` too (a slot
