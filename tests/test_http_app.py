@@ -57,8 +57,10 @@ class RoutingTest(AppTestCase):
         status, body, _ = self.call("DELETE", "/health")
         self.assert_error(status, 405, body)
 
-    def test_trailing_slash_and_query_string_are_tolerated(self):
-        self.assertEqual(self.call("GET", "/health/?verbose=1")[0], 200)
+    def test_a_trailing_slash_is_tolerated_and_an_unknown_query_parameter_is_422(self):
+        self.assertEqual(self.call("GET", "/health/")[0], 200)
+        status, body, _ = self.call("GET", "/health/?verbose=1")
+        self.assert_error(status, 422, body, ["verbose", "GET /health"])
 
 
 class BadInputTest(AppTestCase):

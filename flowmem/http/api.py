@@ -26,7 +26,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ..config import Config
-from ..errors import FlowmemError, MethodNotAllowed, RetryLater, Unauthorized
+from ..errors import BadRequest, FlowmemError, MethodNotAllowed, RetryLater, Unauthorized
 from ..memory import Memory
 from ..validation import decode_json_object
 from . import manage
@@ -130,8 +130,10 @@ class App:
     def _answer(self, method: str, found: Found, headers: Headers, body: bytes) -> Response:
         cors: List[Tuple[str, str]] = []
         try:
-            self.guard.check_host(headers.get("Host"))
-            self.guard.check_origin(headers)
+            # An absolute-form target's authority stands in for Host (RFC 9112 3.2.2; routes.py rule 1).
+            host = found.authority if found.authority is not None else headers.get("Host")
+            self.guard.check_host(host)
+            self.guard.check_origin(headers, host)
             allow = found.allow
             cors = self.guard.cors_headers(headers, allow) if allow else []
             if method == "OPTIONS" and cors:
@@ -139,6 +141,10 @@ class App:
             match = found.match(method)
             if match.route.needs_key:
                 self._authorize(headers)
+            if body and not match.route.takes_body():
+                # Refused before anything runs: a client sending one meant something this route ignores.
+                raise BadRequest("%s %s takes no request body; send it without one"
+                                 % (match.route.method, match.route.template))
             if match.route.method == "POST":
                 self.guard.check_content_type(headers.get("Content-Type"))
             response = self._run(match, body)

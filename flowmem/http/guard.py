@@ -92,10 +92,11 @@ class BrowserGuard:
         raise MisdirectedRequest("this server does not answer for host %r; allow it with --allowed-hosts"
                                  % name[:100])
 
-    def check_origin(self, headers: Headers) -> None:
+    def check_origin(self, headers: Headers, host: Optional[str]) -> None:
+        """`host`: the request's Host, or an absolute-form target's authority in its place."""
         origin = headers.get("Origin")
         if origin is not None:
-            if self.same_origin(origin, headers.get("Host")):
+            if self.same_origin(origin, host):
                 return  # a page this server served (the inspector) calling its own server
             if origin.strip().lower().rstrip("/") not in self.allowed_origins:
                 raise Forbidden("requests from web pages are refused (Origin %r); allow an origin with "

@@ -148,7 +148,17 @@ PARAMETERS: Dict[str, Tuple[Dict[str, Any], str]] = {
     "order": ({"enum": ["asc", "desc"]}, "asc: oldest first (default); desc: newest first"),
 }
 
-REASONS = {200: "OK", 400: "Malformed request or body not a JSON object", 401: "Missing or wrong API key",
+# How a path is read (flowmem/http/routes.py, rules 2-5), for the document's readers.
+PATH_RULES = ("Paths: any run of leading slashes counts as one (//add is /add). A trailing slash is ignored after "
+              "a literal segment (/add/, /users/u/sessions/) but not after a path value (/users/u/ is 404). A path "
+              "value left empty takes its value from the query parameter of its name: "
+              "DELETE /users/u/sessions/?session_id=.. deletes session `..`, GET /users//sessions?user_id=.. lists "
+              "user `..` (browsers remove the dot segments . and .. from a path, even as %2E); a value given in "
+              "both is 422. Every route refuses a query parameter it does not take (422) and a body unless it is "
+              "a POST (400); a raw dot segment or a # in the target is 400. An absolute-form target "
+              "(GET http://host/users) is served as its path.")
+REASONS = {200: "OK", 400: "Malformed request or target, a body where the route takes none, or a body not a "
+           "JSON object", 401: "Missing or wrong API key",
            403: "Request from a web page not allowed", 404: "Nothing by that name",
            408: "Request not sent whole within the request timeout", 413: "Body over the limit",
            415: "Body not labelled JSON", 421: "Host not answered by this server",
@@ -161,13 +171,11 @@ EVERY_ROUTE = (400, 403, 408, 421, 429, 431, 503)
 
 def statuses(route: Route, keyed: bool) -> List[int]:
     """The statuses a request to `route` can get; `keyed`: the server has an API key."""
-    out = {200, *EVERY_ROUTE}
+    out = {200, 422, *EVERY_ROUTE}  # 422: every route refuses a query parameter it does not take
     if route.needs_key and keyed:
         out.add(401)
     if route.method == "POST":
-        out |= {413, 415, 422}
-    if route.query or route.path_parameters():
-        out.add(422)
+        out |= {413, 415}
     if route.writes:
         out.add(507)
     if OPERATIONS[(route.method, route.template)].not_found:
@@ -224,7 +232,7 @@ def document(routes: Sequence[Route], keyed: bool) -> Dict[str, Any]:
                  "description": "Long-term memory for AI agents. Errors are {\"detail\": {\"reason\": ...}}. Path "
                  "values are percent-encoded (an id holding `/` is named with %2F). Every GET also answers HEAD; "
                  "another method on a known path is 405 with Allow. Routes behind the key take Authorization: "
-                 "Bearer <key> (or Token <key>) or X-Api-Key: <key>, when the server has a key."},
+                 "Bearer <key> (or Token <key>) or X-Api-Key: <key>, when the server has a key. " + PATH_RULES},
         "paths": paths,
         "components": {
             "schemas": SCHEMAS,

@@ -9,12 +9,32 @@ document (openapi.py) is made from it: a route cannot be served and undocumented
 
 A path is split on `/` first and each segment percent-decoded after, so an id holding
 `/`, `%`, a space or any Unicode is named by percent-encoding it (`a%2Fb` is the one
-segment `a/b`); a literal segment must match exactly, a `{name}` segment matches any
-non-empty one. One trailing slash is ignored (`/health/`). Unknown paths are 404; a
-known path with another method is 405 naming the methods it takes (GET ones also
-answer HEAD). Query strings are parsed with urllib.parse: on a route that takes
-parameters, one it does not take, or one given twice, is 422 naming it, so a typo never
-silently means a default (the contract's routes take none and ignore a query string).
+segment `a/b`; `;`, `\\` and an encoded dot are ordinary characters of a segment, never
+separators); a literal segment must match exactly. How a target becomes a route is
+decided here, once, for the node (and mirrored by the cluster front, deploy/haproxy):
+
+1. An absolute-form target (`GET http://host:port/users?x HTTP/1.1`, RFC 9112 3.2.2) is
+   served as its path and query; its authority stands in for the Host header (api.py).
+2. Any run of leading slashes counts as one (`//add` is `/add`: a platform configured
+   with the endpoint `http://front:8400/` sends it on every request).
+3. A trailing slash is ignored only after a segment that is a literal of the template
+   (`/add/`, `/users/alice/sessions/`); after a path value it is not (`/users/alice/` is
+   404): browsers and curl remove dot segments, so `DELETE /users/alice/sessions/..` goes
+   out as `DELETE /users/alice/`, which must never be DELETE /users/{user_id}.
+4. A `{name}` segment left empty takes its value from the query parameter `name` (the
+   query form: `DELETE /users/alice/sessions/?session_id=..`, `GET /users//sessions?user_id=..`),
+   which is how ids `.` and `..` are reached from a browser. Without that parameter an
+   empty segment is no value (rule 3 for a trailing one, 404 for an inner one); a query
+   parameter named after a path value given in its segment is 422 (given twice).
+5. Every route refuses a query parameter it does not take, or one given twice (422
+   naming it), so a typo never silently means a default and `DELETE /users/bob?session_id=s1`
+   never deletes all of bob; a body on a route that takes none (all but the POSTs) is
+   400 (App). A target that no client sends and an intermediary could read as another
+   path is 400: a raw dot segment (`/users/a/sessions/..`: a proxy may remove it), a `#`,
+   userinfo or an empty host in an absolute form, anything but a path or an http(s) URL.
+
+Unknown paths are 404; a known path with another method is 405 naming the methods it
+takes (GET ones also answer HEAD). `canonical_path` says what path a target is served as.
 
 App looks a request up once: `Router.find` splits its target and scans the table (each
 template split once, when the Router is made), and that one `Found` answers everything
@@ -27,7 +47,7 @@ from __future__ import annotations
 import urllib.parse
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
-from ..errors import InvalidField, MethodNotAllowed, NotFound
+from ..errors import BadRequest, FlowmemError, InvalidField, MethodNotAllowed, NotFound
 
 MAX_QUERY_PARAMETERS = 32
 
@@ -45,6 +65,10 @@ class Route(NamedTuple):
 
     def path_parameters(self) -> List[str]:
         return [s[1:-1] for s in self.segments() if s.startswith("{")]
+
+    def takes_body(self) -> bool:
+        """Whether a request to it may carry a body: only the POSTs' (rule 5)."""
+        return self.method == "POST"
 
 
 PAGE = ("limit", "cursor")
@@ -72,23 +96,69 @@ ROUTES: Tuple[Route, ...] = (
 
 class Match(NamedTuple):
     route: Route
-    params: Dict[str, str]  # path parameters, percent-decoded
+    params: Dict[str, str]  # path values, percent-decoded (or from the query form, rule 4)
     query: Dict[str, str]  # query parameters, decoded; only those the route takes
 
 
-def split_target(target: str) -> Tuple[List[str], str]:
-    """A request target's raw (still encoded) path segments and its query string."""
-    path, _, query = target.partition("?")
-    path = path.split("#", 1)[0]
-    if len(path) > 1 and path.endswith("/"):
-        path = path[:-1]
-    return (path.strip("/").split("/") if path.strip("/") else []), query
+class Target(NamedTuple):
+    """A request target taken apart (split_target): rules 1, 2 and the refusals; the Router applies 3 and 4."""
+    segments: List[str]  # the path's raw (still encoded) segments, after one trailing slash is removed
+    trailing: bool  # whether the path ended in a slash after its last segment
+    query: str
+    authority: Optional[str] = None  # an absolute-form target's host[:port]
+    problem: Optional[str] = None  # why the target is refused with 400; None if it is not
 
 
-def _fits(pattern: Tuple[str, ...], raw: List[str]) -> bool:
-    """Whether raw segments fit a template's (of the same length): literals exactly, `{name}` any non-empty."""
+_DOT_SEGMENTS = (".", "..")
+
+
+def split_target(target: str) -> Target:
+    """A request target's raw path segments, trailing slash and query string (rules 1 and 2), or why not."""
+    authority = None
+    path = target
+    if "#" in target:
+        return Target([], False, "", None, "the request target holds '#'; percent-encode it in an id as %23")
+    if not target.startswith("/"):
+        scheme, sep, rest = target.partition("://")
+        if not (sep and scheme.lower() in ("http", "https")):
+            return Target([], False, "", None, "the request target is neither a path starting with / nor an "
+                                               "absolute http:// URL")
+        end = len(rest)
+        for mark in ("/", "?"):
+            at = rest.find(mark, 0, end)
+            end = at if at >= 0 else end
+        authority, path = rest[:end], "/" + rest[end:].lstrip("/")
+        if not authority or "@" in authority:
+            return Target([], False, "", None, "an absolute-form target needs a host and no userinfo")
+    path, _, query = path.partition("?")
+    path = path.lstrip("/")  # rule 2: `//add` is `/add`
+    segments = path.split("/") if path else []
+    trailing = bool(segments) and not segments[-1]
+    if trailing:
+        segments.pop()
+    if "." in path and ("." in segments or ".." in segments):
+        # Clients and proxies remove dot segments (RFC 3986 5.2.4): the same target may reach a
+        # server as another path, so it is no path at all here.
+        return Target(segments, trailing, query, authority, "the path holds a dot segment ('.' or '..'); name "
+                      "an id '.' or '..' in the query form (/users/u/sessions/?session_id=..) or as %2E")
+    return Target(segments, trailing, query, authority)
+
+
+_NO_NAMES: frozenset = frozenset()
+
+
+def _query_names(query: str) -> frozenset:
+    """The names of a query string's parameters, decoded as parse_qsl decodes them, never raising:
+    which empty `{name}` segments take their value from the query (rule 4); parse_query checks the rest."""
+    return frozenset(urllib.parse.unquote_plus(pair.partition("=")[0], errors="replace")
+                     for pair in query.split("&") if pair)
+
+
+def _fits(pattern: Tuple[str, ...], raw: List[str], named: frozenset) -> bool:
+    """Whether raw segments fit a template's (of the same length): literals exactly, `{name}` any
+    non-empty segment, or an empty one where the query gives `name` (rule 4)."""
     for p, s in zip(pattern, raw):
-        if p != s and not (p.startswith("{") and s):
+        if p != s and not (p.startswith("{") and (s or p[1:-1] in named)):
             return False
     return True
 
@@ -103,10 +173,14 @@ def allowed_methods(routes: List[Route]) -> str:
 
 class Found(NamedTuple):
     """One lookup of a request target (Router.find): the routes its path fits, whatever their
-    method, each with its template's segments; and the target's raw path segments and query string."""
+    method, each with its template's segments; the target's raw path segments (one per template
+    segment: an empty one is a value of the query form) and query string; an absolute form's
+    authority; and why the target is refused, if it is."""
     fits: List[Tuple[Route, Tuple[str, ...]]]
     raw: List[str]
     query: str
+    authority: Optional[str] = None
+    problem: Optional[str] = None
 
     @property
     def routes(self) -> List[Route]:
@@ -123,7 +197,10 @@ class Found(NamedTuple):
         return allowed_methods(self.routes)
 
     def match(self, method: str) -> Match:
-        """The route `method` runs here, with its path and query values; NotFound or MethodNotAllowed."""
+        """The route `method` runs here, with its path and query values; BadRequest, NotFound,
+        MethodNotAllowed, or InvalidField for a query parameter the route does not take."""
+        if self.problem:
+            raise BadRequest(self.problem)
         if not self.fits:
             raise NotFound("no such path; GET /openapi.json or /docs lists the routes flowmem serves")
         wanted = "GET" if method == "HEAD" else method
@@ -132,11 +209,18 @@ class Found(NamedTuple):
             allow = self.allow
             raise MethodNotAllowed("%s takes %s, not %s" % (self.template, allow, method[:20]), allow=allow)
         route, pattern = fit
-        params = {}
+        params, in_query = {}, []
         for name, segment in zip(pattern, self.raw):
             if name.startswith("{"):
-                params[name[1:-1]] = _decode(segment, name[1:-1])
-        return Match(route, params, parse_query(self.query, route.query))
+                if segment:
+                    params[name[1:-1]] = _decode(segment, name[1:-1])
+                else:
+                    in_query.append(name[1:-1])
+        query = parse_query(self.query, route.query + tuple(in_query), "%s %s" % (route.method, route.template),
+                            in_path=tuple(params))
+        for name in in_query:
+            params[name] = query.pop(name)
+        return Match(route, params, query)
 
 
 class Router:
@@ -152,9 +236,23 @@ class Router:
             self._by_length.setdefault(len(pattern), []).append((route, pattern))
 
     def find(self, target: str) -> Found:
-        raw, query = split_target(target)
-        fits = [(route, pattern) for route, pattern in self._by_length.get(len(raw), ()) if _fits(pattern, raw)]
-        return Found(fits, raw, query)
+        split = split_target(target)
+        raw, query = split.segments, split.query
+        if split.problem:
+            return Found([], raw, query, split.authority, split.problem)
+        # Only a path with an empty segment needs the query's names (rule 4): most never parse them here.
+        named = _query_names(query) if query and (split.trailing or "" in raw) else _NO_NAMES
+        if split.trailing and named:
+            # The trailing slash ends an empty `{name}` segment whose value the query gives (rule 4)...
+            padded = raw + [""]
+            fits = [(route, pattern) for route, pattern in self._by_length.get(len(padded), ())
+                    if _fits(pattern, padded, named)]
+            if fits:
+                return Found(fits, padded, query, split.authority)
+        # ...or it is ignored, after a literal only (rule 3).
+        fits = [(route, pattern) for route, pattern in self._by_length.get(len(raw), ())
+                if _fits(pattern, raw, named) and not (split.trailing and pattern[-1].startswith("{"))]
+        return Found(fits, raw, query, split.authority)
 
 
 def _decode(segment: str, name: str) -> str:
@@ -164,12 +262,12 @@ def _decode(segment: str, name: str) -> str:
         raise InvalidField(name, "is not UTF-8 once percent-decoded") from None
 
 
-def parse_query(query: str, accepted: Tuple[str, ...]) -> Dict[str, str]:
-    """The query string's parameters by name; 422 for one not in `accepted`, given twice, or not UTF-8.
-
-    A route that takes no parameters ignores its query string, as the contract's routes always have.
-    """
-    if not query or not accepted:
+def parse_query(query: str, accepted: Tuple[str, ...], route: str = "this route",
+                in_path: Tuple[str, ...] = ()) -> Dict[str, str]:
+    """The query string's parameters by name; 422 for one not in `accepted` (every route refuses
+    what it does not take, rule 5; one named after a path value `in_path` is that value given
+    twice), given twice, or not UTF-8. `route` names the route in the reasons."""
+    if not query:
         return {}
     try:
         pairs = urllib.parse.parse_qsl(query, keep_blank_values=True, errors="strict",
@@ -180,9 +278,35 @@ def parse_query(query: str, accepted: Tuple[str, ...]) -> Dict[str, str]:
         raise InvalidField("query string", "has more than %d parameters" % MAX_QUERY_PARAMETERS) from None
     out: Dict[str, str] = {}
     for name, value in pairs:
+        if name in in_path:
+            raise InvalidField(name, "is given twice: in the path and in the query string")
         if name not in accepted:
-            raise InvalidField(name[:100], "is not a parameter of this route (it takes %s)" % ", ".join(accepted))
+            raise InvalidField(name[:100] or "(a parameter without a name)", "is not a query parameter of %s "
+                               "(it takes %s)" % (route, ", ".join(accepted) or "none"))
         if name in out:
             raise InvalidField(name, "is given more than once")
         out[name] = value
     return out
+
+
+def _encoded(value: str) -> str:
+    """A path value as its canonical segment: percent-encoded, and a dot segment as %2E."""
+    return value.replace(".", "%2E") if value in _DOT_SEGMENTS else urllib.parse.quote(value, safe="")
+
+
+_DEFAULT_ROUTER = Router()
+
+
+def canonical_path(target: str, router: Optional[Router] = None) -> Optional[str]:
+    """The path `target` is served as, by the rules of this module's docstring: its template with
+    every path value in its segment (the query form's too), percent-encoded (`.` and `..` as %2E),
+    without its query; None where it is refused or names no route (400, 404, or 422 for its query)."""
+    found = (router or _DEFAULT_ROUTER).find(target)
+    if not found.fits:
+        return None
+    route, pattern = found.fits[0]
+    try:
+        params = found.match(route.method).params
+    except FlowmemError:
+        return None
+    return "/" + "/".join(_encoded(params[p[1:-1]]) if p.startswith("{") else p for p in pattern)
