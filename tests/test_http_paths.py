@@ -331,3 +331,20 @@ class DocumentedTest(PathTestCase):
         for words in ("//add is /add", "/users/u/ is 404", "?session_id=..", "422", "GET http://host/users"):
             self.assertIn(words, spec["info"]["description"])
 
+
+class InspectorPolicyTest(PathTestCase):
+    def test_the_inspector_policy_allows_its_own_script_and_style_by_hash_and_nothing_inline_else(self):
+        import base64
+        import hashlib
+        import re
+
+        response = self.app.handle("GET", "/", {}, b"")
+        policy = dict(p.strip().split(" ", 1) for p in dict(response.headers)["Content-Security-Policy"].split(";"))
+        page = re.sub(rb"<!--.*?-->", b"", response.body, flags=re.S)
+        for tag in ("script", "style"):
+            with self.subTest(tag=tag):
+                bodies = re.findall(rb"<%s>(.*?)</%s>" % (tag.encode(), tag.encode()), page, re.S)
+                self.assertEqual(len(bodies), 1)
+                digest = base64.b64encode(hashlib.sha256(bodies[0]).digest()).decode()
+                self.assertEqual(policy["%s-src" % tag], "'sha256-%s'" % digest)
+        self.assertNotIn(b"style=", page)  # an inline style attribute would need 'unsafe-inline'

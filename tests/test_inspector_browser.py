@@ -29,6 +29,7 @@ KEY = "inspector-test-key"
 ELEMENT = "element-6066-11e4-a52e-4f735466cecf"  # the W3C key of an element reference
 HOSTILE = ['<script>window.__pwned=1</script>', '<img src=x onerror="window.__pwned=2">']
 ODD_USER = "team/ana lee%"  # a user id that must be percent-encoded in a path
+DOTS = "dots"  # a user whose sessions are named ".", "..", "..." and "plain"
 
 
 class WebDriverError(AssertionError):
@@ -154,6 +155,10 @@ class InspectorInBrowserTest(unittest.TestCase):
         cls.api.add(add_body(ODD_USER, "doomed/session #1", ["Ana: the doomed session's note"]))
         cls.api.add(add_body(ODD_USER, "kept", ["Ana: a note that stays"]))
         cls.api.add(add_body("many", "long", ["Line %d of a long session" % i for i in range(1, 61)]))
+        # Ids that are dot segments, which a browser removes from a URL even as %2E (issue 22, item 2).
+        for session in (".", "..", "plain", "..."):
+            cls.api.add(add_body(DOTS, session, ["Dot: the note of session " + session]))
+        cls.api.add(add_body("..", "s", ["Dot: the note of user dot dot"]))
 
     @classmethod
     def tearDownClass(cls) -> None:
@@ -267,6 +272,51 @@ class InspectorInBrowserTest(unittest.TestCase):
         self.assertEqual([s["session_id"] for s in self.api.request("GET", sessions_path)["data"]], ["kept"])
         messages = self.api.request("GET", "/users/%s/messages" % urllib.parse.quote(ODD_USER, safe=""))["data"]
         self.assertEqual([m["content"] for m in messages], ["Ana: a note that stays"])
+
+    def sessions_of(self, user: str) -> List[str]:
+        # The query form (routes.py, rule 4) names any id, a dot segment too.
+        return [s["session_id"] for s in self.api.request("GET", "/users//sessions", query={"user_id": user})["data"]]
+
+    def test_deleting_session_dot_dot_deletes_that_session_and_nothing_else(self):
+        b = self.open_user(DOTS)
+        self.assertEqual(sorted(texts(b, "#sessions button.link[data-session-id]")), [".", "..", "...", "plain"])
+        index = texts(b, "#sessions button.link[data-session-id]").index("..")
+        b.click("#sessions li:nth-child(%d) button.delete" % (index + 1))
+        confirmation = b.command("GET", "/alert/text")
+        b.command("POST", "/alert/accept", {})
+        b.wait("the deletion", lambda: "deleted session" in b.text("#status"))
+        messages = self.api.request("GET", "/users/%s/messages" % DOTS)["data"]
+        self.assertEqual(sorted(m["session_id"] for m in messages), [".", "...", "plain"])
+        self.assertEqual(sorted(self.sessions_of(DOTS)), [".", "...", "plain"])
+        b.wait("the session list without it", lambda: ".." not in texts(b, "#sessions button.link[data-session-id]"))
+        # The words name the session and the user, quoted so that ".." reads as an id.
+        self.assertEqual(confirmation, 'Delete session ".." of user "dots" and all its messages?')
+        self.assertEqual(b.text("#status"), 'deleted session ".." (1 messages)')
+
+    def test_a_user_named_dot_dot_is_listed_and_session_dot_is_browsed(self):
+        b = self.open_user("..")
+        self.assertEqual(texts(b, "#sessions button.link[data-session-id]"), ["s"])
+        self.assertEqual(texts(b, "#messages li .content"), ["Dot: the note of user dot dot"])
+        b = self.open_user(DOTS)
+        index = texts(b, "#sessions button.link[data-session-id]").index(".")
+        b.click("#sessions li:nth-child(%d) button.link" % (index + 1))
+        b.wait("session . alone", lambda: texts(b, "#messages li .content") == ["Dot: the note of session ."])
+
+    def test_the_csp_names_the_pages_own_script_so_an_injected_one_does_not_run(self):
+        with urllib.request.urlopen(self.server.endpoint + "/", timeout=20) as response:
+            csp = response.headers["Content-Security-Policy"]
+        script_src = next(d for d in csp.split(";") if d.strip().startswith("script-src"))
+        self.assertNotIn("unsafe-inline", script_src)
+        self.assertIn("'sha256-", script_src)
+        b = self.browse()
+        b.get(self.server.endpoint + "/")
+        # The page's own script ran (it filled the key box from this tab's storage and listens on the buttons).
+        b.type("#key", KEY)
+        b.click("#users-load")
+        b.wait("the user list", lambda: texts(b, "#users button[data-user-id]"))
+        injected = b.script("const s = document.createElement('script'); s.textContent = 'window.__injected = 1';"
+                            "document.body.appendChild(s); return window.__injected === 1")
+        self.assertFalse(injected)
 
     def test_a_wrong_key_shows_the_servers_reason(self):
         b = self.browse()
