@@ -9,7 +9,18 @@ FlowmemError subclass of its status (422 InvalidField, 404 NotFound, 429 Overloa
 cannot be reached, or answers with something that is not flowmem's, is Unavailable.
 Nothing is retried: a 429 or 503 is the caller's to retry (an Add is idempotent).
 
-Ids in paths are percent-encoded whole (a `/` in an id is sent as %2F). export()
+Ids in paths are percent-encoded whole (a `/` in an id is sent as %2F), except the ids
+`.` and `..`: browsers, curl and proxies remove such dot segments (RFC 3986 5.2.4), so
+`/users/alice/sessions/..` could reach a server as `/users/alice/`. Those go in the query
+form the server reads for an empty path segment (`/users/alice/sessions/?session_id=..`).
+
+No redirect is followed. flowmem itself never answers one, so a 3xx comes from something in
+between (a proxy, a moved endpoint), and following it would send the API key and the memory
+content to wherever the Location names; even a same-origin one would be a second request the
+caller never asked for (a POST replayed by a 307). The error (FlowmemError with the 3xx
+status) names the status and the Location, so the endpoint can be corrected instead.
+
+export()
 follows the server's pages; import_records() sends records in batches, one user and
 under the body limit each (the server imports per user), in their order, and names a
 bad record by its index in what was passed (`records[1203].messages`): batches before
@@ -29,6 +40,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optio
 
 from . import errors, paging
 from .errors import FlowmemError, InvalidField, MethodNotAllowed, RetryLater, Unavailable
+from .validation import decode_json
 
 DEFAULT_BODY_LIMIT = 8 * 1024 * 1024  # the server's default max_body_bytes
 _ERRORS: Dict[int, Type[FlowmemError]] = {
@@ -37,10 +49,32 @@ _ERRORS: Dict[int, Type[FlowmemError]] = {
     421: errors.MisdirectedRequest, 431: errors.HeadersTooLarge, 429: errors.Overloaded,
     503: errors.Unavailable, 507: errors.StorageFull}
 _RECORD_INDEX = re.compile(r"^records\[(\d+)\]")
+DOT_SEGMENTS = (".", "..")
 
 
 def _q(value: str) -> str:
     return urllib.parse.quote(value, safe="")
+
+
+def _path(template: str, query: Optional[Mapping[str, Any]] = None, **ids: str) -> Tuple[str, Dict[str, Any]]:
+    """`template`'s path (`/users/{user_id}/sessions/{session_id}`) with `ids` percent-encoded in it,
+    and the query with `query`'s parameters; an id `.` or `..` leaves its segment empty and goes in
+    the query under its own name instead (the module docstring says why)."""
+    out = dict(query or {})
+    path = template
+    for name, value in ids.items():
+        if value in DOT_SEGMENTS:
+            out[name] = value
+            value = ""
+        path = path.replace("{%s}" % name, _q(value))
+    return path, out
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Every 3xx is answered as the HTTPError it is, never followed (the module docstring says why)."""
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
+        return None
 
 
 def invalid_field(reason: str) -> InvalidField:
@@ -80,6 +114,7 @@ class Client:
         self.api_key = api_key
         self.timeout = timeout
         self.max_body_bytes = max_body_bytes
+        self._opener = urllib.request.build_opener(_NoRedirects)
 
     def request(self, method: str, path: str, body: Any = None, query: Optional[Mapping[str, Any]] = None) -> Any:
         """One call: the decoded JSON answer, or the answer's FlowmemError raised."""
@@ -94,23 +129,39 @@ class Client:
             headers["Authorization"] = "Bearer " + self.api_key
         request = urllib.request.Request(self.endpoint + path, data=data, method=method, headers=headers)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return json.loads(response.read())
+            with self._opener.open(request, timeout=self.timeout) as response:
+                return decode_json(response.read().decode("utf-8"))
         except urllib.error.HTTPError as e:
-            raise self._error(e) from None
+            raise (self._redirected(e, method, path) if 300 <= e.code < 400 else self._error(e)) from None
         except (urllib.error.URLError, OSError, socket.timeout) as e:
             raise Unavailable("cannot reach flowmem at %s: %s" % (self.endpoint, getattr(e, "reason", e))) from e
         except ValueError as e:
             raise Unavailable("%s answered %s %s with something not JSON" % (self.endpoint, method, path)) from e
 
     def _error(self, e: urllib.error.HTTPError) -> FlowmemError:
+        detail: Dict[str, Any] = {}
         try:
-            reason = json.loads(e.read())["detail"]["reason"]
+            detail = decode_json(e.read().decode("utf-8"))["detail"]
+            reason = detail["reason"]
         except (ValueError, KeyError, TypeError, OSError):
             reason = "HTTP %d from %s" % (e.code, self.endpoint)
         finally:
             e.close()
-        return error_for(e.code, str(reason), e.headers)
+        error = error_for(e.code, str(reason), e.headers)
+        stored = detail.get("records_stored") if isinstance(detail, dict) else None
+        if type(stored) is int:  # an import refused partway (errors.ImportInterrupted)
+            error.records_stored = stored  # type: ignore[attr-defined]
+        return error
+
+    def _redirected(self, e: urllib.error.HTTPError, method: str, path: str) -> FlowmemError:
+        """The error of a 3xx answer, which Client never follows (the module docstring says why)."""
+        location = e.headers.get("Location") or "(no Location header)"
+        e.close()
+        error = FlowmemError("%s answered %s %s with %d %s to %s; Client follows no redirect (it would send "
+                             "the API key and the request there): set the endpoint to the server itself"
+                             % (self.endpoint, method, path.split("?", 1)[0], e.code, e.reason, location[:300]))
+        error.status = e.code
+        return error
 
     # -- the contract --------------------------------------------------------------
 
@@ -129,25 +180,31 @@ class Client:
         return self.request("GET", "/users", query={"limit": limit, "cursor": cursor})
 
     def list_sessions(self, user_id: str, limit: int = 50, cursor: Optional[str] = None) -> Dict[str, Any]:
-        return self.request("GET", "/users/%s/sessions" % _q(user_id), query={"limit": limit, "cursor": cursor})
+        path, query = _path("/users/{user_id}/sessions", {"limit": limit, "cursor": cursor}, user_id=user_id)
+        return self.request("GET", path, query=query)
 
     def list_messages(self, user_id: str, session_id: Optional[str] = None, since: Any = None, until: Any = None,
                       limit: int = 50, cursor: Optional[str] = None, order: str = "asc") -> Dict[str, Any]:
-        query = {"session_id": session_id, "since": since, "until": until, "limit": limit, "cursor": cursor,
-                 "order": order}
-        return self.request("GET", "/users/%s/messages" % _q(user_id), query=query)
+        path, query = _path("/users/{user_id}/messages", {
+            "session_id": session_id, "since": since, "until": until, "limit": limit, "cursor": cursor,
+            "order": order}, user_id=user_id)
+        return self.request("GET", path, query=query)
 
     def get_message(self, user_id: str, message_id: str) -> Dict[str, Any]:
-        return self.request("GET", "/users/%s/messages/%s" % (_q(user_id), _q(message_id)))
+        path, query = _path("/users/{user_id}/messages/{message_id}", user_id=user_id, message_id=message_id)
+        return self.request("GET", path, query=query)
 
     def delete_session(self, user_id: str, session_id: str) -> Dict[str, Any]:
-        return self.request("DELETE", "/users/%s/sessions/%s" % (_q(user_id), _q(session_id)))
+        path, query = _path("/users/{user_id}/sessions/{session_id}", user_id=user_id, session_id=session_id)
+        return self.request("DELETE", path, query=query)
 
     def delete_user(self, user_id: str) -> Dict[str, Any]:
-        return self.request("DELETE", "/users/%s" % _q(user_id))
+        path, query = _path("/users/{user_id}", user_id=user_id)
+        return self.request("DELETE", path, query=query)
 
     def export_page(self, user_id: str, limit: int = 100, cursor: Optional[str] = None) -> Dict[str, Any]:
-        return self.request("GET", "/users/%s/export" % _q(user_id), query={"limit": limit, "cursor": cursor})
+        path, query = _path("/users/{user_id}/export", {"limit": limit, "cursor": cursor}, user_id=user_id)
+        return self.request("GET", path, query=query)
 
     def export(self, user_id: Optional[str] = None) -> Iterator[Dict[str, Any]]:
         """The Add bodies that rebuild the user's memory (every user's, one after another, if None), in the
@@ -162,14 +219,20 @@ class Client:
 
     def import_records(self, records: Iterable[Mapping[str, Any]],
                        progress: Optional[Callable[[int, Optional[int]], None]] = None) -> Dict[str, Any]:
-        """Replay Add bodies (an export) on the server: `{"requests", "stored", "already_stored", "messages"}`."""
+        """Replay Add bodies (an export) on the server: `{"requests", "stored", "already_stored", "messages"}`.
+
+        An error from a batch past the first says which records are stored in all, as its reason and
+        as `records_stored` (see _stopped()): the import's first `records_stored` records, none after."""
         total = len(records) if isinstance(records, (list, tuple)) else None
         counts = {"requests": 0, "stored": 0, "already_stored": 0, "messages": 0}
         for user_id, first, batch in self._batches(records):
+            path, query = _path("/users/{user_id}/import", user_id=user_id)
             try:
-                result = self.request("POST", "/users/%s/import" % _q(user_id), {"records": batch})
+                result = self.request("POST", path, {"records": batch}, query=query)
             except InvalidField as e:
                 raise _shifted(e, first) from None
+            except FlowmemError as e:
+                raise _stopped(e, first, len(batch)) from None
             for name in counts:
                 counts[name] += result.get(name, 0)
             if progress is not None:
@@ -200,3 +263,29 @@ def _shifted(error: InvalidField, offset: int) -> InvalidField:
     """A batch's InvalidField naming `records[i]` renamed to the index in the whole import."""
     reason = _RECORD_INDEX.sub(lambda m: "records[%d]" % (int(m.group(1)) + offset), error.reason)
     return invalid_field(reason)
+
+
+def _stopped(error: FlowmemError, first: int, size: int) -> FlowmemError:
+    """`error`, from the batch of `size` records that starts at `first`, saying which of the whole import's
+    records are stored: every record before `first` (earlier batches were answered), and the batch's
+    first `records_stored` where the server said so (errors.ImportInterrupted); else the batch is unknown."""
+    in_batch = getattr(error, "records_stored", None)
+    error.records_stored = first + (in_batch or 0)  # type: ignore[attr-defined]
+    if first == 0:
+        return error  # the server's own words are about the whole import already
+    if in_batch is not None:
+        stored = "its first %d records (%s) are stored, none after them" % (
+            first + in_batch, _span(0, first + in_batch - 1))
+    else:
+        stored = "%s %s stored; whether %s %s, the server did not say (importing again skips what is stored)" % (
+            _span(0, first - 1), "is" if first == 1 else "are", _span(first, first + size - 1),
+            "was" if size == 1 else "were")
+    error.reason = "the import stopped: %s. The server answered the batch from records[%d]: %s" % (
+        stored, first, error.reason)
+    error.args = (error.reason,)
+    return error
+
+
+def _span(start: int, end: int) -> str:
+    """Records `start` to `end` of an import as an error names them."""
+    return "records[%d]" % start if start == end else "records[%d] to records[%d]" % (start, end)
