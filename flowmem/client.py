@@ -94,7 +94,8 @@ def error_for(status: int, reason: str, headers: Any) -> FlowmemError:
     kind = _ERRORS.get(status, FlowmemError)
     if issubclass(kind, RetryLater):
         retry = headers.get("Retry-After", "1")
-        return kind(reason, retry_after=int(retry) if retry.isdigit() else 1)
+        # ASCII digits only, and few: int() refuses "²" (which isdigit() takes) and raises past 4,300 digits.
+        return kind(reason, retry_after=int(retry) if retry.isascii() and retry.isdigit() and len(retry) <= 9 else 1)
     error = kind(reason)
     if kind is FlowmemError:
         error.status = status

@@ -98,6 +98,22 @@ class RedirectTest(unittest.TestCase):
         self.assertEqual([method for method, _, _ in front.requests], ["POST"])
 
 
+class HostileAnswersTest(unittest.TestCase):
+    def test_an_answer_the_client_cannot_read_is_unavailable_or_its_status_never_an_exception_of_its_own(self):
+        answers = [json_answer(200, None)[:2] + (b"[" * 5000 + b"]" * 5000,),
+                   (200, {}, b'{"a": ' + b"9" * 5000 + b"}"), (200, {}, b"\xff\xfe"),
+                   (429, {"Retry-After": "\u00b2".encode().decode("latin-1")}, b"{}"),
+                   (503, {"Retry-After": "9" * 5000}, b'{"detail": {"reason": "busy"}}')]
+        for answer in answers:
+            status, headers, body = answer
+            with self.subTest(status=status, body=body[:20], headers=str(headers)[:40]):
+                node = Recorder("127.0.0.1", lambda r, h, answer=answer: answer)
+                self.addCleanup(node.close)
+                with self.assertRaises(FlowmemError) as caught:
+                    Client(node.origin, timeout=10).health()
+                self.assertLess(len(caught.exception.reason), 300)
+
+
 class DotIdsOnTheWireTest(unittest.TestCase):
     def setUp(self) -> None:
         self.node = Recorder("127.0.0.1", lambda r, h: json_answer(200, {"data": [], "next_cursor": None}))
