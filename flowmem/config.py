@@ -236,6 +236,10 @@ class Config:
         "flowmem", "database", "who checkpoints the WAL: flowmem (a background thread, and after delete-user), or "
         "external: never flowmem (Litestream, replicating the file, does it)")
     pause_gc: bool = setting(True, "database", "pause Python's cyclic garbage collector during each search")  # README
+    # docs/page_bytes.md: what six listings at once hold in RSS at each bound, and why this one.
+    page_max_bytes: int = setting(
+        2 * 1024 * 1024, "database", "text a page of a listing or an export holds, at most, in bytes (a page "
+        "ends early, with its next_cursor; one row larger than this is a page alone)")
     metrics_public: bool = setting(
         False, "server", "serve GET /metrics without the API key (to a scraper that cannot send one)")
 
@@ -309,7 +313,7 @@ class Config:
     def validate(self) -> "Config":
         """Raise ConfigError for values no part of flowmem could work with."""
         positive = ("port", "max_body_bytes", "max_inflight", "top_k_cap", "window_size", "segment_max_messages",
-                    "max_connections", "workers")
+                    "max_connections", "workers", "page_max_bytes")
         for name in positive:
             if getattr(self, name) is not None and getattr(self, name) < (0 if name == "port" else 1):
                 raise ConfigError("%s must be positive, got %r" % (name, getattr(self, name)))

@@ -166,13 +166,15 @@ class Memory:
                 "messages": removed or 0}
 
     # -- listing: pages of what is stored, verbatim (paging.py; storage/listing.py) --------
+    # Each page holds at most `limit` rows and, past its first, config.page_max_bytes of their
+    # text: a page may be short with a next_cursor, which is what ends a listing.
 
     def list_users(self, limit: Any = 50, cursor: Optional[str] = None) -> Dict[str, Any]:
         """`{"data": [{user_id, sessions, messages}], "next_cursor"}`, users in the order they first added."""
         size, after = parse_limit(limit), paging.position(cursor, "u", 1)
         with self.store.reading() as reader:
-            rows = listing.users(reader.conn, after[0] if after else 0, size + 1)
-        return paging.page(rows, size, "u", lambda row: (row[0],), paging.user)
+            rows, more = listing.users(reader.conn, after[0] if after else 0, size, self.config.page_max_bytes)
+        return paging.page(rows, more, "u", lambda row: (row[0],), paging.user)
 
     def list_sessions(self, user_id: str, limit: Any = 50, cursor: Optional[str] = None) -> Dict[str, Any]:
         """`{"data": [{session_id, messages, first_at, last_at}], "next_cursor"}` of a user's sessions in
@@ -180,9 +182,9 @@ class Memory:
         user_id, size, after = parse_id(user_id, "user_id"), parse_limit(limit), paging.position(cursor, "s", 1)
         with self.store.reading() as reader:
             user_key = reader.user_key(user_id)
-            rows = [] if user_key is None else listing.sessions(
-                reader.conn, user_key, after[0] if after else 0, size + 1)
-        return paging.page(rows, size, "s", lambda row: (row[0],), paging.session)
+            rows, more = ([], False) if user_key is None else listing.sessions(
+                reader.conn, user_key, after[0] if after else 0, size, self.config.page_max_bytes)
+        return paging.page(rows, more, "s", lambda row: (row[0],), paging.session)
 
     def list_messages(self, user_id: str, session_id: Optional[str] = None, since: Any = None, until: Any = None,
                       limit: Any = 50, cursor: Optional[str] = None, order: Any = "asc") -> Dict[str, Any]:
@@ -198,10 +200,10 @@ class Memory:
             user_key = reader.user_key(user_id)
             session = None if user_key is None or session_id is None else listing.session_key(
                 reader.conn, user_key, session_id)
-            rows = [] if user_key is None or (session_id is not None and session is None) else listing.messages(
-                reader.conn, user_key, session, start, end, (after[0], after[1]) if after else None, size + 1,
-                descending)
-        return paging.page(rows, size, "m", lambda row: (row.session_key, row.seq),
+            rows, more = ([], False) if user_key is None or (session_id is not None and session is None) else (
+                listing.messages(reader.conn, user_key, session, start, end, (after[0], after[1]) if after else None,
+                                 size, self.config.page_max_bytes, descending))
+        return paging.page(rows, more, "m", lambda row: (row.session_key, row.seq),
                           lambda row: paging.message(user_id, row))
 
     def get_message(self, user_id: str, message_id: str) -> Dict[str, Any]:
@@ -225,8 +227,9 @@ class Memory:
         user_id, size, after = parse_id(user_id, "user_id"), parse_limit(limit), paging.position(cursor, "a", 1)
         with self.store.reading() as reader:
             user_key = reader.user_key(user_id)
-            rows = [] if user_key is None else listing.adds(reader.conn, user_key, after[0] if after else 0, size + 1)
-        return paging.page(rows, size, "a", lambda add: (add.last_rowid,), lambda add: portable.add_body(user_id, add))
+            rows, more = ([], False) if user_key is None else listing.adds(
+                reader.conn, user_key, after[0] if after else 0, size, self.config.page_max_bytes)
+        return paging.page(rows, more, "a", lambda add: (add.last_rowid,), lambda add: portable.add_body(user_id, add))
 
     def export(self, user_id: Optional[str] = None) -> Iterator[Dict[str, Any]]:
         """The Add bodies that rebuild the user's memory (every user's, one user after another, if

@@ -4,10 +4,12 @@ A cursor is the position of a page's last row (storage/listing.py says what posi
 are), with the kind of listing it came from, as urlsafe base64 of a JSON array:
 `["m", 12, 40]` is after message 40 of session key 12. Clients pass it back as it came;
 one that does not decode to a position of this kind is 422 naming `cursor`. A page
-is read with one row more than asked: when that row exists there is a next page,
-and its cursor is the position of the page's last row, so the next page continues
-right after it even if rows were added meanwhile (positions only grow). walk() follows
-the pages of any listing to its end, for Memory and Client alike.
+holds at most `limit` rows and, past its first row, at most `page_max_bytes` of text
+(storage/listing.py take()): it may end early, so that a short page says nothing; only a
+next_cursor of None ends a listing. When a row is left past the page there is a next page,
+and its cursor is the position of the page's last row, so the next page continues right
+after it even if rows were added meanwhile (positions only grow). walk() follows the pages
+of any listing to its end, for Memory and Client alike.
 """
 from __future__ import annotations
 
@@ -49,13 +51,11 @@ def position(value: Any, kind: str, size: int) -> Optional[Tuple[int, ...]]:
     return tuple(decoded[1:])
 
 
-def page(rows: Sequence[T], limit: int, kind: str, place: Callable[[T], Sequence[int]],
+def page(rows: Sequence[T], more: bool, kind: str, place: Callable[[T], Sequence[int]],
          shape: Callable[[T], Dict[str, Any]]) -> Dict[str, Any]:
-    """`{"data", "next_cursor"}` of rows read with one more than `limit`: the first `limit`, each shaped,
-    and the cursor after the last of them if there were more."""
-    shown = rows[:limit]
-    more = len(rows) > limit
-    return {"data": [shape(row) for row in shown], "next_cursor": cursor(kind, place(shown[-1])) if more else None}
+    """`{"data", "next_cursor"}` of a page's rows, each shaped, and the cursor after the last of them if
+    `more` rows follow (a page with more after it is never empty: storage.listing.take())."""
+    return {"data": [shape(row) for row in rows], "next_cursor": cursor(kind, place(rows[-1])) if more else None}
 
 
 def walk(fetch: Callable[[Optional[str]], Dict[str, Any]]) -> Iterator[Any]:

@@ -159,10 +159,10 @@ class ListingTest(MemoryTestCase):
         with self.memory.store.reading() as reader:
             reader.conn.set_trace_callback(statements.append)
             try:
-                listing.sessions(reader.conn, 1, 0, 10)
-                listing.messages(reader.conn, 1, None, T0, T0 + DAY_MS, (1, 1), 10, True)
+                listing.sessions(reader.conn, 1, 0, 10, 2 ** 20)
+                listing.messages(reader.conn, 1, None, T0, T0 + DAY_MS, (1, 1), 10, 2 ** 20, True)
                 listing.message(reader.conn, 1, "abc", 1)
-                listing.adds(reader.conn, 1, 0, 10)
+                listing.adds(reader.conn, 1, 0, 10, 2 ** 20)
             finally:
                 reader.conn.set_trace_callback(None)
             plans = [row[3] for sql in statements
