@@ -59,6 +59,9 @@ class Route(NamedTuple):
     needs_key: bool
     writes: bool = False
     query: Tuple[str, ...] = ()  # the query parameters it takes
+    # The workers' lane that answers it beside "read" and "write" (server.py): "import" for imports,
+    # whose long writes must never hold the threads that answer Adds.
+    lane: str = ""
 
     def segments(self) -> List[str]:
         return self.template.strip("/").split("/") if self.template != "/" else []
@@ -84,7 +87,7 @@ ROUTES: Tuple[Route, ...] = (
           query=("session_id", "since", "until", "order") + PAGE),
     Route("GET", "/users/{user_id}/messages/{message_id}", "get_message", True),
     Route("GET", "/users/{user_id}/export", "export", True, query=PAGE),
-    Route("POST", "/users/{user_id}/import", "import_records", True, writes=True),
+    Route("POST", "/users/{user_id}/import", "import_records", True, writes=True, lane="import"),
     # metrics: the key unless metrics_public (App decides; the table says the default).
     Route("GET", "/metrics", "metrics", True),
     Route("GET", "/openapi.json", "openapi", False),

@@ -20,6 +20,7 @@ import sqlite3
 import threading
 
 from .connection import connect
+from .fair_lock import FairLock
 
 log = logging.getLogger("flowmem.store")
 
@@ -43,7 +44,7 @@ class Checkpointer(threading.Thread):
     (a full disk) is logged and retried later; the thread never dies of it.
     """
 
-    def __init__(self, path: str, uri: str, synchronous: str, write_lock: threading.Lock, interval_s: float = 0.5,
+    def __init__(self, path: str, uri: str, synchronous: str, write_lock: FairLock, interval_s: float = 0.5,
                  wal_limit_bytes: int = 64 * 1024 * 1024):
         super().__init__(name="flowmem-checkpoint", daemon=True)
         self._conn = connect(uri, synchronous, CHECKPOINT_BUSY_MS)

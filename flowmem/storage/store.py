@@ -37,11 +37,12 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 from ..errors import StoreError
 from ..text import stem
-from ..text.features import derive
+from ..text.features import Derived, derive
 from . import backup as backups, writer
 from .bounded_cache import BoundedCache
 from .checkpointer import Checkpointer
 from .connection import connect, file_uri, missing_database, refuse_sidecar, transaction
+from .fair_lock import FairLock
 from .postings import HeldPostings
 from .reader import Reader
 from .rows import NewMessage
@@ -96,7 +97,7 @@ class Store:
         self._postings_cache: BoundedCache[HeldPostings] = BoundedCache(
             cache_words, lambda held: held.n_messages, lambda held: held.words)
         self._idle: "queue.LifoQueue[sqlite3.Connection]" = queue.LifoQueue()
-        self._write_lock = threading.Lock()
+        self._write_lock = FairLock()  # first come, first served: an import's next chunk waits behind Adds
         self._index_lock = threading.Lock()
         self._index = IndexState(-1, ViewSettings())
         self._writer: Optional[sqlite3.Connection] = None
@@ -351,13 +352,29 @@ class Store:
         searchable the moment this returns. Raises StorageFull or Unavailable (nothing
         written) when the storage cannot take it.
         """
+        return self.add_many([(user_id, session_id, request_id, messages)])[0]
+
+    def add_many(self, adds: Sequence[Tuple[str, str, str, Sequence[NewMessage]]]) -> List[bool]:
+        """Store Adds ((user_id, session_id, request_id, messages) each, as add() takes them) in one
+        transaction, all or none: for each, whether it was stored now (False: stored before).
+
+        An import's chunk (Memory.import_records): one hold of the write lock, which the Adds
+        waiting for it get next (fair_lock.py). Each message's index features are made before
+        the lock is taken, so the lock is held for the SQL alone.
+        """
         settings = self.settings
-        derived = [derive(m.content, m.timestamp_ms, settings) for m in messages]  # outside the lock
+        derived = self._derived(adds, settings)  # outside the lock
         with self._writing() as conn:
             if self.settings != settings:  # reindexed with other settings meanwhile (maybe by another process)
                 settings = self.settings
-                derived = [derive(m.content, m.timestamp_ms, settings) for m in messages]
-            return writer.add(conn, settings, user_id, session_id, request_id, messages, derived)
+                derived = self._derived(adds, settings)
+            return [writer.add(conn, settings, user_id, session_id, request_id, messages, features)
+                    for (user_id, session_id, request_id, messages), features in zip(adds, derived)]
+
+    @staticmethod
+    def _derived(adds: Sequence[Tuple[str, str, str, Sequence[NewMessage]]],
+                 settings: ViewSettings) -> List[List[Derived]]:
+        return [[derive(m.content, m.timestamp_ms, settings) for m in add[3]] for add in adds]
 
     def reindex(self, settings: SettingsRequest = None,
                 progress: Optional[Callable[[int, int], None]] = None) -> ViewSettings:
