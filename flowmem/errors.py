@@ -5,13 +5,14 @@ Anything that is not a FlowmemError is a bug in flowmem, never the caller's faul
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Dict, Optional, TypeVar
 
 
 class FlowmemError(Exception):
     """Base class: `reason` is a sentence a client can act on."""
 
     status = 500
+    detail: Dict[str, Any] = {}  # what the error body says beside the reason (partly_stored()); never mutated
 
     def __init__(self, reason: str):
         super().__init__(reason)
@@ -137,23 +138,26 @@ class ConfigError(FlowmemError):
     """A flag or FLOWMEM_* variable has a value flowmem cannot use."""
 
 
-class ImportInterrupted(RetryLater):
-    """An import refused partway by `cause` (a full disk, a busy database): its first `stored`
-    records are stored, each Add whole, and none after them. The status and Retry-After are the
-    cause's; the error body says how many in its reason and beside it, `detail.records_stored`
-    (detail). Sending the whole import again is safe: what is stored is skipped (Adds are idempotent)."""
 
-    def __init__(self, cause: FlowmemError, stored: int, total: Optional[int] = None):
-        if stored:
-            of = " of %d" % total if total is not None else ""
-            said = cause.reason.replace("nothing was written", "nothing more was written")
-            reason = ("the import stopped after its first %d%s records, which are stored; the rest were not "
-                      "written (send the whole import again once the cause is gone: what is stored is skipped): %s"
-                      % (stored, of, said))
-        else:
-            reason = "%s (none of this import's records were stored)" % cause.reason
-        super().__init__(reason, getattr(cause, "retry_after", 1))
-        self.status = cause.status
-        self.cause = cause
-        self.stored = stored
-        self.detail = {"records_stored": stored}
+E = TypeVar("E", bound=FlowmemError)
+
+
+def partly_stored(cause: E, stored: int, total: Optional[int] = None) -> E:
+    """An import's refusal: `cause` (what refused its next chunk: a full disk, a busy database),
+    of the same class, status and Retry-After, saying that the import's first `stored` records
+    are stored, each Add whole, and none after them (none at all for 0), in its reason and beside
+    it, as `detail["records_stored"]` (the error body's `detail.records_stored`). Sending the
+    whole import again is safe: what is stored is skipped (Adds are idempotent)."""
+    if stored:
+        of = " of %d" % total if total is not None else ""
+        reason = ("the import stopped after its first %d%s records, which are stored; the rest were not written "
+                  "(send the whole import again once the cause is gone: what is stored is skipped): %s"
+                  % (stored, of, cause.reason.replace("nothing was written", "nothing more was written")))
+    else:
+        reason = "%s (none of this import's records were stored)" % cause.reason
+    error = cause.__class__.__new__(cause.__class__)
+    error.__dict__.update(cause.__dict__)  # retry_after, and what else the cause carries
+    Exception.__init__(error, reason)
+    error.reason = reason
+    error.detail = {"records_stored": stored}
+    return error

@@ -20,17 +20,17 @@ import gc
 import os
 import re
 import sqlite3
-from typing import Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Union
 
 from . import __version__, paging, portable
 from .config import Config
-from .errors import NotFound, StoreError
+from .errors import FlowmemError, InvalidField, NotFound, StoreError, partly_stored
 from .retrieval.pipeline import search
 from .retrieval.ranking import Ranking
 from .storage import listing
 from .storage.settings import ViewSettings, reindex_command, requested_settings
 from .storage.store import Store
-from .validation import parse_add, parse_id, parse_limit, parse_order, parse_search, parse_time
+from .validation import AddRequest, parse_add, parse_id, parse_limit, parse_order, parse_search, parse_time
 
 
 def make_ranking(config: Optional[Config] = None, index: Optional[ViewSettings] = None) -> Ranking:
@@ -246,19 +246,37 @@ class Memory:
                        progress: Optional[portable.Progress] = None) -> Dict[str, Any]:
         """Replay Add bodies (an export) as Adds: `{"requests", "stored", "already_stored", "messages"}`,
         `messages` counting those stored now. Idempotent as Add is; InvalidField names `records[i]...`
-        (portable.parsed(): a list is checked whole first and then nothing is written)."""
+        (portable.parsed(): a list is checked whole first and then nothing is written).
+
+        Written in chunks of IMPORT_CHUNK_MESSAGES messages, each one transaction (Store.add_many),
+        so that other writers get the write lock between them. A storage error (a full disk) stops
+        the import: nothing of the chunk it hit is written, and it is raised (errors.partly_stored())
+        saying how many records, the first ones, are stored (0: none). A malformed record of an
+        iterable checked as it is read stops it after the records before it are stored, as its
+        InvalidField says."""
         requests, total = portable.parsed(records)
         counts = {"requests": 0, "stored": 0, "already_stored": 0, "messages": 0}
-        for request in requests:
-            if self.store.add(request.user_id, request.session_id, request.request_id, request.messages):
-                counts["stored"] += 1
-                counts["messages"] += len(request.messages)
-            else:
-                counts["already_stored"] += 1
-            counts["requests"] += 1
-            if progress is not None:
-                progress(counts["requests"], total)
-        return counts
+        chunks = _chunks(requests, IMPORT_CHUNK_MESSAGES)
+        while True:
+            try:
+                chunk = next(chunks, None)
+            except InvalidField as e:
+                if not counts["requests"]:
+                    raise
+                raise InvalidField(e.field, "%s (the %d records before it are stored, none after it)"
+                                   % (e.reason[len(e.field) + 1:], counts["requests"])) from e
+            if chunk is None:
+                return counts
+            try:
+                stored = self.store.add_many([(r.user_id, r.session_id, r.request_id, r.messages) for r in chunk])
+            except FlowmemError as e:
+                raise partly_stored(e, counts["requests"], total) from e
+            for request, new in zip(chunk, stored):
+                counts["stored" if new else "already_stored"] += 1
+                counts["messages"] += len(request.messages) if new else 0
+                counts["requests"] += 1
+                if progress is not None:  # told each record, once its chunk is committed
+                    progress(counts["requests"], total)
 
     def stats(self, user_id: Optional[str] = None) -> Dict[str, Any]:
         """Counts for the database, or for one user."""
@@ -271,3 +289,31 @@ class Memory:
     def close(self) -> None:
         """Close the database cleanly (checkpointing its WAL)."""
         self.store.close()
+
+
+# An import's chunk, one transaction: what an Add waits for at most behind it (docs/import-fairness.md).
+IMPORT_CHUNK_MESSAGES = 200
+
+
+def _chunks(requests: Iterable[AddRequest], messages: int) -> Iterator[List[AddRequest]]:
+    """`requests` in runs of about `messages` messages (an Add of more is a run of its own). When
+    reading the next one raises (a malformed record), the run so far comes first, then the error."""
+    chunk: List[AddRequest] = []
+    size = 0
+    source = iter(requests)
+    while True:
+        try:
+            request = next(source)
+        except StopIteration:
+            break
+        except InvalidField:
+            if chunk:
+                yield chunk
+            raise
+        if chunk and size + len(request.messages) > messages:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(request)
+        size += len(request.messages)
+    if chunk:
+        yield chunk

@@ -65,8 +65,8 @@ def error_response(error: FlowmemError) -> Response:
         headers.append(("Allow", error.allow))
     if isinstance(error, RetryLater):
         headers.append(("Retry-After", str(error.retry_after)))
-    # What else an error says beside its reason (ImportInterrupted: how many records were stored).
-    return json_response(error.status, {"detail": {"reason": error.reason, **getattr(error, "detail", {})}}, headers)
+    # What else an error says beside its reason (errors.partly_stored(): how many records an import stored).
+    return json_response(error.status, {"detail": {"reason": error.reason, **error.detail}}, headers)
 
 
 def credential(headers: Headers) -> Optional[str]:
