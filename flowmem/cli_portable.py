@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 from . import portable
 from .cli_parser import UsageError
-from .errors import BadRequest, InvalidField
+from .errors import BadRequest, FlowmemError, InvalidField
 from .memory import Memory
 from .validation import decode_json, decode_json_object, parse_add
 
@@ -134,7 +134,13 @@ def import_records(memory: Memory, name: str, kind: str, records: List[Tuple[str
     def report(done: int, total: Optional[int]) -> None:
         progress("%d of %d Adds imported" % (done, total or len(records)))
 
-    result = memory.import_records([body for _, body in records], progress=report)
+    try:
+        result = memory.import_records([body for _, body in records], progress=report)
+    except FlowmemError as e:  # stopped partway (a full disk): say where in the file, as well as how many
+        stored = e.detail.get("records_stored")
+        if not isinstance(stored, int) or not 0 < stored < len(records):
+            raise
+        raise UsageError("import of %s stopped at its %s: %s" % (name, records[stored][0], e.reason)) from e
     progress("%d of %d Adds imported" % (len(records), len(records)), final=True)
     return ("imported %s (%s) into %s: %d Adds, %d stored, %d already stored, %d messages stored"
             % (name, kind, memory.config.db, result["requests"], result["stored"], result["already_stored"],

@@ -11,7 +11,8 @@ import time
 import unittest
 from unittest import mock
 
-from flowmem import memory as memory_module
+from flowmem import cli_portable, memory as memory_module
+from flowmem.cli_parser import UsageError
 from flowmem.config import load
 from flowmem.errors import InvalidField, StorageFull
 from flowmem.http.api import App
@@ -223,6 +224,18 @@ class ImportLaneTest(MemoryTestCase):
         sock = socket.create_connection(("127.0.0.1", server.address[1]), timeout=WAIT_S)
         self.addCleanup(sock.close)
         return sock
+
+
+class CliImportTest(MemoryTestCase):
+    def test_flowmem_import_stopped_by_a_full_disk_names_the_line_it_stopped_at_and_what_is_stored(self):
+        lines = [("line %d" % (i + 1), body) for i, body in enumerate(records(30))]
+        with ChunkedImportTest.fill_the_disk_at(self, "r20"), \
+                mock.patch.object(memory_module, "IMPORT_CHUNK_MESSAGES", 10):
+            with self.assertRaises(UsageError) as cm:
+                cli_portable.import_records(self.memory, "dump.jsonl", "flowmem dump", lines)
+        self.assertIn("import of dump.jsonl stopped at its line 21", cm.exception.reason)
+        self.assertIn("first 20 of 30 records, which are stored", cm.exception.reason)
+        self.assertEqual(self.memory.stats("imp")["requests"], 20)
 
 
 if __name__ == "__main__":
