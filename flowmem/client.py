@@ -39,8 +39,8 @@ import urllib.request
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Type
 
 from . import errors, paging
+from .decoding import decode_json
 from .errors import FlowmemError, InvalidField, MethodNotAllowed, RetryLater, Unavailable
-from .validation import decode_json
 
 DEFAULT_BODY_LIMIT = 8 * 1024 * 1024  # the server's default max_body_bytes
 _ERRORS: Dict[int, Type[FlowmemError]] = {

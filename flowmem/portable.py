@@ -23,9 +23,10 @@ import datetime
 import re
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+from .decoding import decode_json
 from .errors import InvalidField
 from .storage.listing import StoredAdd
-from .validation import AddRequest, decode_json, parse_add
+from .validation import AddRequest, parse_add
 
 MAX_ADD_MESSAGES = 20  # the platform's Adds hold at most 20 messages
 
@@ -124,7 +125,7 @@ def read_locomo(path: str) -> Iterator[Dict[str, Any]]:
     with open(path, "rb") as f:
         data = f.read()
     try:
-        samples = decode_json(data.decode("utf-8"))  # nesting bounded (validation.MAX_JSON_DEPTH)
+        samples = decode_json(data.decode("utf-8"))  # nesting bounded (decoding.MAX_JSON_DEPTH)
     except ValueError as e:  # UnicodeDecodeError is one
         raise InvalidField("locomo", "file is not JSON: %s" % e) from e
     if not isinstance(samples, list):

@@ -66,8 +66,8 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from .. import __version__
+from ..decoding import NESTED_TOO_DEEPLY, decode_json
 from ..memory import Memory
-from ..validation import NESTED_TOO_DEEPLY, decode_json
 from . import tools
 
 log = logging.getLogger("flowmem.mcp")
@@ -120,7 +120,7 @@ def decode(line: bytes) -> Any:
     except UnicodeDecodeError:
         raise ProtocolError(PARSE_ERROR, "Parse error: the message is not UTF-8") from None
     try:
-        return decode_json(text)  # the nesting bounded as for HTTP bodies (validation.MAX_JSON_DEPTH)
+        return decode_json(text)  # the nesting bounded as for HTTP bodies (decoding.MAX_JSON_DEPTH)
     except ValueError as e:  # JSONDecodeError, over-long integers, NaN/Infinity, nesting
         raise ProtocolError(PARSE_ERROR, "Parse error: %s" % (
             "the message " + NESTED_TOO_DEEPLY if str(e) == NESTED_TOO_DEEPLY else e)) from None
