@@ -150,8 +150,8 @@ class Client:
             e.close()
         error = error_for(e.code, str(reason), e.headers)
         stored = detail.get("records_stored") if isinstance(detail, dict) else None
-        if type(stored) is int:  # an import refused partway (errors.ImportInterrupted)
-            error.records_stored = stored  # type: ignore[attr-defined]
+        if type(stored) is int:  # an import refused partway: as errors.partly_stored() made it on the server
+            error.detail = {"records_stored": stored}  # type: ignore[attr-defined]
         return error
 
     def _redirected(self, e: urllib.error.HTTPError, method: str, path: str) -> FlowmemError:
@@ -223,7 +223,7 @@ class Client:
         """Replay Add bodies (an export) on the server: `{"requests", "stored", "already_stored", "messages"}`.
 
         An error from a batch past the first says which records are stored in all, as its reason and
-        as `records_stored` (see _stopped()): the import's first `records_stored` records, none after."""
+        as `detail["records_stored"]` (see _stopped()): the import's first that many records, none after."""
         total = len(records) if isinstance(records, (list, tuple)) else None
         counts = {"requests": 0, "stored": 0, "already_stored": 0, "messages": 0}
         for user_id, first, batch in self._batches(records):
@@ -269,9 +269,10 @@ def _shifted(error: InvalidField, offset: int) -> InvalidField:
 def _stopped(error: FlowmemError, first: int, size: int) -> FlowmemError:
     """`error`, from the batch of `size` records that starts at `first`, saying which of the whole import's
     records are stored: every record before `first` (earlier batches were answered), and the batch's
-    first `records_stored` where the server said so (errors.ImportInterrupted); else the batch is unknown."""
-    in_batch = getattr(error, "records_stored", None)
-    error.records_stored = first + (in_batch or 0)  # type: ignore[attr-defined]
+    first `records_stored` where the server said so (errors.partly_stored()); else the batch is unknown.
+    `detail["records_stored"]` is the import's first records known to be stored, as Memory's error says."""
+    in_batch = getattr(error, "detail", {}).get("records_stored")
+    error.detail = {"records_stored": first + (in_batch or 0)}  # type: ignore[attr-defined]
     if first == 0:
         return error  # the server's own words are about the whole import already
     if in_batch is not None:

@@ -203,7 +203,7 @@ class ImportStoppedTest(unittest.TestCase):
         with self.assertRaises(StorageFull) as caught:
             Client(node.origin, timeout=10).import_records(records)
         error = caught.exception
-        self.assertEqual(error.records_stored, 5)  # type: ignore[attr-defined]
+        self.assertEqual(error.detail, {"records_stored": 5})  # type: ignore[attr-defined]
         self.assertIn("its first 5 records (records[0] to records[4]) are stored, none after them", error.reason)
         self.assertEqual(error.retry_after, 5)
         self.assertEqual(len(node.requests), 2)
@@ -219,7 +219,7 @@ class ImportStoppedTest(unittest.TestCase):
         records = [add_body("a", "s", ["Alice: 0"], "a0"), add_body("b", "s", ["Bob: 0"], "b0")]
         with self.assertRaises(FlowmemError) as caught:
             Client(node.origin, timeout=10).import_records(records)
-        self.assertEqual(caught.exception.records_stored, 1)  # type: ignore[attr-defined]
+        self.assertEqual(caught.exception.detail, {"records_stored": 1})  # type: ignore[attr-defined]
         self.assertIn("records[0] is stored; whether records[1] was, the server did not say", caught.exception.reason)
 
 
