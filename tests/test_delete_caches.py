@@ -61,7 +61,7 @@ class DeleteCachesTest(MemoryTestCase):
         other_key, other_sessions = self.keys("other")
         self.assertTrue(self.memory.delete_session("other", "o1")["deleted"])
         self.assertNotIn(other_sessions[0], self.memory.store.cache)
-        self.assertNotIn(other_key, self.memory.store._postings_cache)
+        self.assertNotIn(other_key, self.memory.store._held.postings)
         self.assert_heavy_still_warm(user_key, sessions, postings)
         self.assertEqual(matches(self.search("zanzibarian flamingo", "other")), [])
         self.assertEqual(self.search("pelican", "other")[0]["content"], "Zed: the pelican pier")

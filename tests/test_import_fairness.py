@@ -16,7 +16,8 @@ from flowmem.cli_parser import UsageError
 from flowmem.config import load
 from flowmem.errors import InvalidField, StorageFull
 from flowmem.http.api import App
-from flowmem.http.server import Server, lane_of
+from flowmem.http.lanes import lane_of
+from flowmem.http.server import Server
 from flowmem.storage import writer
 from flowmem.storage.fair_lock import FairLock
 from tests.helpers import MemoryTestCase, add_body

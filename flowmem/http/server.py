@@ -19,10 +19,7 @@ liked: 1,000 such clients held 1,000 threads, and 520 held every slot. Here:
   writes (Adds), the rest everything else: writes queue for the database's single
   write lock, and in one shared pool a long write (a delete-user, a reindex by
   another process) would leave every worker waiting on that lock and searches none.
-  Imports have a lane of their own, with as many threads again as the writes' (beside
-  the workers): a long import never holds the threads that answer Adds, and it writes in
-  chunks (Memory.import_records) under a lock granted in turn (storage/fair_lock.py), so
-  an Add waits for one chunk, not for the import.
+  Imports have a lane of their own (lanes.py).
 - A worker sends its response itself when the socket takes it at once (the usual
   case); what does not fit goes back to the loop, which writes it as the client
   reads, within the request timeout. After a response that closes the connection,
@@ -52,7 +49,7 @@ from .api import App, error_response
 from .connection import Connection, listen, raise_file_limit
 from .framing import Request, RequestFramer
 from .handler import answer, log_request, serialize
-from .routes import Router
+from .lanes import LANES, THREAD_NAMES, lane_of, lanes_of_workers
 
 log = logging.getLogger("flowmem.http")
 
@@ -61,22 +58,6 @@ BUFFER_BUDGET = 256 * 1024 * 1024  # all connections' buffered bytes beyond SMAL
 LINGER_S = 2.0  # how long a closing connection is read (and discarded) for its client to see the response
 SWEEP_S = 0.25  # how often deadlines are checked
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-LANES = ("read", "write", "import")
-THREAD_NAMES = {"read": "worker", "write": "writer", "import": "importer"}
-_ROUTER = Router()
-
-
-def lane_of(head: bytes) -> str:
-    """The lane of the workers that answers a request (its head): its route's own ("import"),
-    "write" for the other routes that write (their workers may wait for the write lock), else "read"."""
-    words = head.split(b"\n", 1)[0].split()
-    if len(words) < 2:
-        return "read"
-    method, target = words[0].decode("latin-1"), words[1].decode("latin-1")
-    for route in _ROUTER.find(target).routes:
-        if route.method == method:
-            return route.lane or ("write" if route.writes else "read")
-    return "read"
 
 
 class Server:
@@ -105,11 +86,9 @@ class Server:
         self.buffered = 0  # bytes beyond SMALL_BUFFER held by all connections
         self.stopping = False
         self._stop_by: Optional[float] = None
-        writers = max(1, config.workers // 4)
-        lanes = ["write"] * writers + ["read"] * (max(2, config.workers) - writers) + ["import"] * writers
         self._workers = [threading.Thread(target=self._work, args=(self.lanes[lane],),
                                           name="flowmem-%s-%d" % (THREAD_NAMES[lane], i), daemon=True)
-                         for i, lane in enumerate(lanes)]
+                         for i, lane in enumerate(lanes_of_workers(config.workers))]
 
     # -- the loop ------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ generation, this Store adopts the settings of that snapshot and empties its cach
 it never answers from an index it no longer reads; when sessions were deleted since it
 last looked, it forgets what it holds of them and of their users' postings, and
 nothing of anyone else's (bounded_cache.py), or everything when the log no longer
-reaches back that far. `read_only=True` opens the
+reaches back that far (held.py). `read_only=True` opens the
 file with SQLite's mode=ro: no writer, no checkpointer, no migration, so it works on
 read-only files. `checkpoints="external"` leaves every checkpoint to another process
 (Litestream, replicating the file): no background checkpoints, none after delete_user
@@ -32,18 +32,15 @@ import logging
 import os
 import queue
 import sqlite3
-import threading
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import StoreError
-from ..text import stem
 from ..text.features import Derived, derive
 from . import backup as backups, writer
-from .bounded_cache import BoundedCache
 from .checkpointer import Checkpointer
 from .connection import connect, file_uri, missing_database, refuse_sidecar, transaction
 from .fair_lock import FairLock
-from .postings import HeldPostings
+from .held import Held, deletions_since
 from .reader import Reader
 from .rows import NewMessage
 from .schema import check_fts5, check_schema, migrate
@@ -93,13 +90,9 @@ class Store:
         self._synchronous = synchronous
         self._own_checkpoints = checkpoints != "external"
         self._pool_size = pool_size
-        self._cache = SessionCache(cache_messages)
-        self._postings_cache: BoundedCache[HeldPostings] = BoundedCache(
-            cache_words, lambda held: held.n_messages, lambda held: held.words)
+        self._held = Held(path, cache_messages, cache_words)
         self._idle: "queue.LifoQueue[sqlite3.Connection]" = queue.LifoQueue()
         self._write_lock = FairLock()  # first come, first served: an import's next chunk waits behind Adds
-        self._index_lock = threading.Lock()
-        self._index = IndexState(-1, ViewSettings())
         self._writer: Optional[sqlite3.Connection] = None
         self._checkpointer: Optional[Checkpointer] = None
         self._closed = False
@@ -111,7 +104,7 @@ class Store:
                 self._open_read_only()
             else:
                 self._open_writer(create)
-            self._adopt(self._open_index(requested, check_index))
+            self._held.adopt(self._open_index(requested, check_index))
         except BaseException:
             self.close()
             raise
@@ -197,7 +190,7 @@ class Store:
     @property
     def cache(self) -> SessionCache:
         """Sessions kept in memory between searches (session_cache.py)."""
-        return self._cache
+        return self._held.sessions
 
     def schema_version(self) -> int:
         with self.reading() as reader:
@@ -206,7 +199,7 @@ class Store:
     @property
     def settings(self) -> ViewSettings:
         """The index settings of the newest index generation this Store has seen."""
-        return self._index.settings
+        return self._held.index.settings
 
     def close(self) -> None:
         """Close every connection; the last close checkpoints the WAL into the file."""
@@ -232,59 +225,6 @@ class Store:
             if self._writer is not None:
                 self._writer.close()
 
-    # -- index generations -----------------------------------------------------------
-
-    def _check_generation(self, conn: sqlite3.Connection) -> IndexState:
-        """The index generation, settings and last deletion of the transaction's snapshot, adopted if newer.
-
-        Another process's reindex bumps the generation: the caches then hold what that snapshot
-        no longer has, and the settings may have changed. Its delete-user or delete-session
-        logs the sessions deleted: the caches then hold those, and nothing else that changed.
-        """
-        generation, deletions = read_marks(conn)
-        index = self._index
-        if generation == index.generation:
-            if deletions > index.deletions:
-                self._forget(deletions_since(conn, index.deletions, deletions), index.deletions, deletions)
-            return index._replace(deletions=deletions)
-        meta = read_meta(conn)
-        settings = decode_settings(meta, self.path)
-        problem = index_problem(self.path, meta, settings, {})
-        if problem:
-            raise StoreError(problem)  # never answer from an index this flowmem cannot read
-        seen = IndexState(generation, settings, deletions)
-        if generation > index.generation:
-            log.info("database %s changed (index generation %d -> %d, settings %s): caches cleared",
-                     self.path, index.generation, generation, dict(settings._asdict()))
-            self._adopt(seen)
-        return seen
-
-    def _adopt(self, index: IndexState) -> None:
-        """Read the index as `index` says from now on, with nothing kept in memory from before."""
-        with self._index_lock:
-            if index.generation <= self._index.generation:
-                return
-            self._index = index
-            self._cache.clear(index.generation)
-            self._postings_cache.clear(index.generation)
-            stem.stem.cache_clear()  # words users said, kept to stem them faster
-
-    def _forget(self, deleted: Optional[Sequence[Tuple[int, int, int]]], seen: int, upto: int) -> None:
-        """Forget what this Store holds of the sessions deleted after `seen` up to `upto`, `deleted`
-        ((seq, user_key, session_key) each; None when the log no longer holds them all: then everything)."""
-        with self._index_lock:
-            if upto <= self._index.deletions:
-                return  # another thread of this Store got there first
-            if deleted is None or seen > self._index.deletions:
-                self._cache.forget_all(upto)
-                self._postings_cache.forget_all(upto)
-            else:
-                fresh = [row for row in deleted if row[0] > self._index.deletions]
-                self._postings_cache.forget({user_key for _, user_key, _ in fresh}, upto)
-                self._cache.forget({session_key for _, _, session_key in fresh}, upto)
-            stem.stem.cache_clear()  # words users said: none of the deleted ones kept
-            self._index = self._index._replace(deletions=upto)
-
     # -- reads -----------------------------------------------------------------------
 
     @contextlib.contextmanager
@@ -299,8 +239,8 @@ class Store:
         reusable = False
         try:
             with transaction(conn, "BEGIN", self.path):
-                index = self._check_generation(conn) if check else self._index
-                yield Reader(conn, self._cache, index, self._postings_cache)
+                index = self._held.check(conn) if check else self._held.index
+                yield Reader(conn, self._held.sessions, index, self._held.postings)
             reusable = True
         finally:
             if not reusable or self._closed or self._idle.qsize() >= self._pool_size:
@@ -340,7 +280,7 @@ class Store:
                 raise StoreError("database %s is open read-only" % self.path)
             with transaction(writer, "BEGIN IMMEDIATE", self.path):
                 if check:
-                    self._check_generation(writer)
+                    self._held.check(writer)
                 yield writer
             checkpointer.wrote.set()
 
@@ -393,7 +333,7 @@ class Store:
             generation += 1
             writer.rebuild(conn, settings, progress or (lambda done, total: None))
             write_meta(conn, settings, generation)
-        self._adopt(IndexState(generation, settings, deletions))
+        self._held.adopt(IndexState(generation, settings, deletions))
         return settings
 
     def delete_user(self, user_id: str) -> bool:
@@ -433,14 +373,6 @@ class Store:
                 return None
             upto = read_marks(conn)[1]
             deleted = deletions_since(conn, seen, upto)
-        self._forget(deleted, seen, upto)  # once committed: a rolled-back deletion's numbers are given again
+        self._held.forget(deleted, seen, upto)  # once committed: a rolled-back deletion's numbers are given again
         return removed
-
-
-def deletions_since(conn: sqlite3.Connection, seen: int, upto: int) -> Optional[List[Tuple[int, int, int]]]:
-    """The deletions logged after `seen` up to `upto`, (seq, user_key, session_key) in order; None when
-    the log no longer holds them all (a Store that fell further behind than writer.DELETION_LOG_ROWS)."""
-    rows = conn.execute("SELECT seq, user_key, session_key FROM deletions WHERE seq > ? AND seq <= ? ORDER BY seq",
-                        (seen, upto)).fetchall()
-    return rows if len(rows) == upto - seen else None
 
