@@ -291,7 +291,7 @@ class Memory:
         self.store.close()
 
 
-# An import's chunk, one transaction: what an Add waits for at most behind it (docs/import-fairness.md).
+# An import's chunk, one transaction: what an Add waits for at most behind it (docs/import_fairness.md).
 IMPORT_CHUNK_MESSAGES = 200
 
 
