@@ -196,7 +196,7 @@ OPENING = {"add": (False, True), "search": (True, False), "stats": (True, False)
 
 
 def _add(memory: Memory, args: argparse.Namespace) -> None:
-    for where, body in _add_bodies(args):
+    for where, body in args.bodies:
         try:
             result = memory.add(body)
         except FlowmemError as e:
@@ -271,9 +271,12 @@ def run(argv: Optional[Sequence[str]] = None) -> int:
     if args.command == "reindex":
         print("reindexed %s (%s)" % (config.db, _settings_text(reindex(config, _progress(config.db)))))
         return 0
-    if args.command == "import":  # read whole before the database is opened (or made): a bad file leaves none
+    # Input read and decoded whole before the database is opened (or made): a bad file leaves none.
+    if args.command == "import":
         args.records = read_records(_read_input(args.file))
         checked(args.records[1])
+    if args.command == "add":
+        args.bodies = list(_add_bodies(args))
     if args.command == "mcp":
         return run_mcp(config)
     read_only, create = OPENING[args.command]

@@ -291,7 +291,8 @@ class CommandLineTest(HostileTestCase):
             for command in ("import", "add"):
                 with self.subTest(command=command, file=name):
                     self.assert_one_line(*self.run_cli(command, path, "--db", self.db_path(command + ".db")))
-        self.assertFalse(os.path.exists(self.db_path("import.db")), "a refused import created the database")
+        for command in ("import", "add"):
+            self.assertFalse(os.path.exists(self.db_path(command + ".db")), "a refused %s created the database" % command)
 
     def test_numbers_and_times_given_as_flags_are_read_strictly_in_one_line(self):
         db = self.db_path()
