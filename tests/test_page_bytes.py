@@ -39,6 +39,16 @@ def walked(fetch: Callable[[Optional[str]], Dict[str, Any]]) -> List[Any]:
     return list(paging.walk(fetch))
 
 
+
+def traced_peak(call):
+    """What `call()` returns, and the most memory Python held for it at once (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        result = call()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
 class BoundedPagesTestCase(MemoryTestCase):
     def setUp(self) -> None:
         super().setUp()
@@ -111,12 +121,7 @@ class MessagesTest(BoundedPagesTestCase):
 
     def test_a_page_is_read_a_row_at_a_time_not_limit_rows_at_once(self):
         self.store([50_000] * 20)
-        tracemalloc.start()
-        try:
-            page = self.memory.list_messages("u", limit=1000)
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
+        page, peak = traced_peak(lambda: self.memory.list_messages("u", limit=1000))
         # The page, the row past it, and what reading them costs: not the 20 rows (1 MB) a whole read holds.
         self.assertLess(peak, 400_000, peak)
         self.assertEqual(len(page["data"]), 1)  # 50,000 bytes: a page alone
@@ -160,12 +165,7 @@ class ExportTest(BoundedPagesTestCase):
 
     def test_an_export_page_is_read_an_add_at_a_time(self):
         self.store([50_000] * 20)
-        tracemalloc.start()
-        try:
-            page = self.memory.export_page("u", limit=1000)
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
+        page, peak = traced_peak(lambda: self.memory.export_page("u", limit=1000))
         self.assertLess(peak, 400_000, peak)
         self.assertEqual(len(page["data"]), 1)
 
