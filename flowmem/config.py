@@ -77,7 +77,8 @@ class Config:
     max_connections: int = setting(
         1024, "server", "open connections, at most; one more makes the one that has waited longest for (the rest "
         "of) a request give way")
-    workers: int = setting(8, "server", "threads that answer requests, a quarter of them (at least one) the Adds; imports get as many again of their own")
+    workers: int = setting(8, "server", "threads that answer requests, a quarter of them (at least one) the Adds; "
+                                        "imports get as many again of their own")
     # Browsers (http/guard.py): on a public address, no allowed host means any.
     allowed_hosts: str = setting(
         "", "server", "Host names answered besides localhost and IP literals, comma-separated; on a public address, "

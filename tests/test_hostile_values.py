@@ -292,7 +292,8 @@ class CommandLineTest(HostileTestCase):
                 with self.subTest(command=command, file=name):
                     self.assert_one_line(*self.run_cli(command, path, "--db", self.db_path(command + ".db")))
         for command in ("import", "add"):
-            self.assertFalse(os.path.exists(self.db_path(command + ".db")), "a refused %s created the database" % command)
+            self.assertFalse(os.path.exists(self.db_path(command + ".db")),
+                             "a refused %s created the database" % command)
 
     def test_numbers_and_times_given_as_flags_are_read_strictly_in_one_line(self):
         db = self.db_path()
