@@ -168,7 +168,9 @@ class BrowserTest(AppTestCase):
         self.assertEqual(self.memory.stats("u1")["messages"], 1)
 
     def test_a_rebound_host_name_is_421_on_a_loopback_server(self):
-        for host in ("evil.example", "evil.example:8000", "127.0.0.1.nip.io", "localhost.evil.example"):
+        # A port is ASCII digits: "localhost:\u00b2" is no port of localhost, so the name is not localhost.
+        for host in ("evil.example", "evil.example:8000", "127.0.0.1.nip.io", "localhost.evil.example",
+                     "localhost:\u00b2", "localhost:\u0663"):
             with self.subTest(host=host):
                 status, body, _ = self.call("POST", "/search", self.search, {"Host": host})
                 self.assert_error(status, 421, body, ["host"])

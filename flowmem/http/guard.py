@@ -60,7 +60,7 @@ def host_name(header: str) -> str:
     if value.startswith("["):
         return value[1:value.find("]")] if "]" in value else value
     name, colon, port = value.rpartition(":")
-    if colon and port.isdigit():
+    if colon and port.isascii() and port.isdigit():
         value = name
     return value.rstrip(".")
 
