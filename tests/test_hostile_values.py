@@ -28,7 +28,7 @@ from tests.helpers import T0, MemoryTestCase
 
 # As text (query strings, string times, flags): none is a number a client means.
 TEXT_NUMBERS = ["²", "①", "１２", "٣٤", "1_000", "9" * 5000, "-" + "9" * 5000, "1e400", "NaN", "-Infinity",
-                "0x10", "+5", " "]
+                "0x10", "+5", " ", "\u00a05", "5\n"]
 TEXT_TIMES = TEXT_NUMBERS[:-1] + ["9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+23:59", "99999-01-01",
                                   "2023-13-45", "9" * 20]
 # As JSON literals (bodies, MCP arguments): each wrong for an integer field.
@@ -198,6 +198,37 @@ class HttpRoutesTest(HostileTestCase):
             with self.subTest(since=since):
                 self.assertEqual(self.answer("GET", "/users/u/messages?since=" + urllib.parse.quote(since))[0], 200)
         self.assertEqual(self.answer("GET", "/users/u/messages?limit=%2012%20")[0], 200)  # spaces around digits
+
+
+    def test_a_question_naming_the_last_days_a_date_can_hold_is_answered(self):
+        # The question's periods stepped a day past 9999-12-31 and raised OverflowError (500).
+        for query in ("what did we do on 9999-12-31?", "Dec 31 9999", "after 12/31/9999",
+                      "the day after December 31, 9999", "before January 1, 0001"):
+            with self.subTest(query=query):
+                status, reason = self.answer("POST", "/search", json.dumps(dict(SEARCH, query=query)).encode())
+                self.assertEqual(status, 200, reason)
+        self.assert_nothing_logged()
+
+    def test_a_relative_question_of_a_memory_ending_at_the_last_moment_a_time_can_hold_is_answered(self):
+        last = {"request_id": "r-last", "user_id": "u", "session_id": "s-last",
+                "messages": [{"role": "user", "content": "a note at the end of time", "timestamp": 253402300799999}]}
+        self.memory.add(last)
+        for query in ("what happened this year?", "since last year", "what happened in December 9999"):
+            with self.subTest(query=query):
+                status, reason = self.answer("POST", "/search", json.dumps(dict(SEARCH, query=query)).encode())
+                self.assertEqual(status, 200, reason)
+        self.assert_nothing_logged()
+
+    def test_a_raw_byte_that_is_not_ascii_in_the_target_is_400_and_names_no_other_id(self):
+        # http.server reads a target's bytes as Latin-1: raw UTF-8 "ü" arrives as "Ã¼", another user.
+        self.memory.add(dict(ADD, request_id="r-mojibake", user_id="\u00c3\u00bc"))
+        for method, path in (("DELETE", "/users/\u00c3\u00bc"), ("GET", "/users/\u00c3\u00bc/sessions"),
+                             ("GET", "/users//sessions?user_id=\u00c3\u00a9"), ("DELETE", "/users/\u00e9")):
+            with self.subTest(method=method, path=path):
+                status, reason = self.answer(method, path)
+                self.assertEqual(status, 400, reason)
+                self.assertIn("not ASCII", reason)
+        self.assertEqual(self.memory.stats("\u00c3\u00bc")["messages"], 1)
 
 
 class McpToolsTest(HostileTestCase):

@@ -351,7 +351,8 @@ def periods(question: str, memory: Optional[Memory]) -> List[Span]:
     memory: the first and last day of the asking user's memory; without it, relative
     forms and months or seasons without a year name nothing.
     """
-    spans = _combined(question, _atoms(question, memory), memory)
+    # A period at the ends of the calendar (year 1, year 9999) may step past them: then none is read.
+    spans = _safely(lambda: _combined(question, _atoms(question, memory), memory)) or []
     return sorted(set(s for s in spans if s[0] <= s[1]))[-MAX_PERIODS:]
 
 
@@ -378,16 +379,21 @@ def index_tokens(spans: Sequence[Span]) -> List[str]:
     """
     out: List[str] = []
     for start, end in spans:
-        day = start
-        while day <= end and len(out) < MAX_PERIOD_TOKENS:
+        day: Optional[Date] = start
+        while day is not None and day <= end and len(out) < MAX_PERIOD_TOKENS:
             year_end, month_end = Date(day.year, 12, 31), _month_span(day.year, day.month)[1]
             if day == Date(day.year, 1, 1) and year_end <= end:
                 out.append("y%04d" % day.year)
-                day = year_end + _DAY
+                day = _day_after(year_end)
             elif day.day == 1 and month_end <= end:
                 out.append("m%04d%02d" % (day.year, day.month))
-                day = month_end + _DAY
+                day = _day_after(month_end)
             else:
                 out.append("d%04d%02d%02d" % (day.year, day.month, day.day))
-                day += _DAY
+                day = _day_after(day)
     return list(dict.fromkeys(out))[:MAX_PERIOD_TOKENS]
+
+
+def _day_after(day: Date) -> Optional[Date]:
+    """The next day, or None after the last day a date can hold (9999-12-31: a question may name it)."""
+    return None if day == Date.max else day + _DAY
