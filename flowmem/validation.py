@@ -156,14 +156,15 @@ def shown_integer(value: int) -> str:
 
 
 def integer_text(value: Any, field: str) -> Any:
-    """`value` as an int if it is text written as an integer (`-` and ASCII digits, spaces around
-    allowed); other text, and anything not text, is returned as it is, for the caller's check to name.
+    """`value` as an int if it is text written as an integer (`-` and ASCII digits, ASCII spaces around
+    allowed, no other white space); other text, and anything not text, is returned as it is, for the
+    caller's check to name.
 
     Text of more than MAX_DIGITS digits is refused here, by its length: no field takes a number that long.
     """
     if not isinstance(value, str):
         return value
-    text = value.strip()
+    text = value.strip(" ")
     if _INTEGER_TEXT.fullmatch(text):
         return int(text)
     digits = text[1:] if text[:1] == "-" else text

@@ -177,8 +177,8 @@ class BrowserTest(AppTestCase):
                 self.assertEqual(self.call("GET", "/health", headers={"Host": host})[0], 421)
 
     def test_loopback_names_and_ip_literals_are_answered(self):
-        for host in ("localhost", "localhost:8000", "LOCALHOST.", "127.0.0.1", "127.0.0.1:8000", "[::1]:8000",
-                     "10.1.2.3:8000"):
+        for host in ("localhost", "localhost:8000", "localhost:", "LOCALHOST.", "127.0.0.1", "127.0.0.1:8000",
+                     "[::1]:8000", "10.1.2.3:8000"):
             with self.subTest(host=host):
                 self.assertEqual(self.call("POST", "/search", self.search, {"Host": host})[0], 200)
 

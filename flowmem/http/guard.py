@@ -60,7 +60,7 @@ def host_name(header: str) -> str:
     if value.startswith("["):
         return value[1:value.find("]")] if "]" in value else value
     name, colon, port = value.rpartition(":")
-    if colon and port.isascii() and port.isdigit():
+    if colon and port.isascii() and (port.isdigit() or not port):  # `localhost:` is localhost (RFC 3986 3.2.3)
         value = name
     return value.rstrip(".")
 

@@ -30,7 +30,8 @@ decided here, once, for the node (and mirrored by the cluster front, deploy/hapr
    naming it), so a typo never silently means a default and `DELETE /users/bob?session_id=s1`
    never deletes all of bob; a body on a route that takes none (all but the POSTs) is
    400 (App). A target that no client sends and an intermediary could read as another
-   path is 400: a raw dot segment (`/users/a/sessions/..`: a proxy may remove it), a `#`,
+   path is 400: a raw dot segment (`/users/a/sessions/..`: a proxy may remove it), a `#`, a byte
+   that is not ASCII (raw UTF-8 would be read as Latin-1, another id),
    userinfo or an empty host in an absolute form, anything but a path or an http(s) URL.
 
 Unknown paths are 404; a known path with another method is 405 naming the methods it
@@ -121,6 +122,11 @@ def split_target(target: str) -> Target:
     path = target
     if "#" in target:
         return Target([], False, "", None, "the request target holds '#'; percent-encode it in an id as %23")
+    if not target.isascii():
+        # A target is ASCII (RFC 9112 3.2); its raw bytes reach here read as Latin-1, so raw UTF-8
+        # (`/users/\xc3\xbc`) would name another id than the client meant (`Ã¼`, not `ü`).
+        return Target([], False, "", None, "the request target holds a byte that is not ASCII; "
+                                           "percent-encode ids as UTF-8 (ü is %C3%BC)")
     if not target.startswith("/"):
         scheme, sep, rest = target.partition("://")
         if not (sep and scheme.lower() in ("http", "https")):
