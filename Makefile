@@ -4,9 +4,32 @@ LOCOMO ?= data/locomo10-dev.json
 
 .PHONY: test lint serve pyz locomo-dev eval eval-synthetic bench bench-locomo bench-isolation check-contract
 
-# Every test, standard library only.
+# Tests come in three tiers, every module in one (a new module is fast unless listed below):
+# - fast (`make test`): in-process, standard library only, under a minute;
+# - end-to-end (`make test-e2e`): real servers, sockets and child processes (the CLI, tools), standard library only;
+# - components (`make test-components`): real outside components (Chromium, the MCP SDK, systemd-analyze,
+#   HAProxy, Litestream), skipped with a reason where absent unless CI is set.
+# .ci/run runs all three.
+TESTS = $(patsubst %.py,%,$(subst /,.,$(sort $(wildcard tests/test_*.py))))
+E2E_TESTS = tests.test_cli tests.test_cli_help tests.test_client_wire tests.test_http_hostile tests.test_http_server \
+	tests.test_live_db tests.test_mcp_wire tests.test_pyz tests.test_tools_data tests.test_tuning
+# The cluster tests (routing, replication, moving a user): real HAProxy and Litestream.
+CLUSTER_TESTS = $(patsubst %.py,%,$(subst /,.,$(wildcard tests/test_cluster*.py tests/test_replication.py tests/test_move_user.py tests/test_rebalance.py)))
+COMPONENT_TESTS = tests.test_inspector_browser tests.test_mcp_sdk tests.test_deploy $(CLUSTER_TESTS)
+FAST_TESTS = $(filter-out $(E2E_TESTS) $(COMPONENT_TESTS),$(TESTS))
+
+.PHONY: test-e2e test-components test-all
 test:
-	$(PYTHON) -m unittest discover -s tests -t .
+	$(PYTHON) -m unittest $(FAST_TESTS)
+
+test-e2e:
+	$(PYTHON) -m unittest $(E2E_TESTS)
+
+test-components:
+	$(PYTHON) -m unittest -v $(COMPONENT_TESTS)
+
+# Every tier, as CI runs them.
+test-all: test test-e2e test-components
 
 # Style and likely bugs (ruff) and types (mypy), zero findings; the versions .ci/lint-requirements.txt pins.
 lint:
@@ -68,8 +91,7 @@ cluster:
 cluster-down:
 	$(PYTHON) tools/cluster.py down --dir cluster
 
-# The cluster tests (routing, replication, moving a user): real HAProxy and Litestream; skipped without them unless CI is set.
-CLUSTER_TESTS = $(patsubst %.py,%,$(subst /,.,$(wildcard tests/test_cluster*.py tests/test_replication.py tests/test_move_user.py tests/test_rebalance.py)))
+# The cluster tests alone (a part of test-components); skipped without HAProxy and Litestream unless CI is set.
 test-cluster:
 	$(PYTHON) -m unittest -v $(CLUSTER_TESTS)
 
