@@ -226,25 +226,30 @@ class _Found:
     def __init__(self, limit: int, max_bytes: int):
         self.limit, self.max_bytes = limit, max_bytes
         self.adds: List[Tuple[StoredAdd, int]] = []  # each with its size, measured once
-
-    def _length(self) -> int:
-        return _page_length(self.adds, self.limit, self.max_bytes, lambda item: item[1])
+        self._bytes = 0  # the sizes of `adds` together
+        self._length = 0  # how many of `adds` the page holds: made once per insert, asked for per message
 
     def full(self) -> bool:
         """Whether an Add past the page is known: one stored after it can change nothing."""
-        return len(self.adds) > self._length()
+        return len(self.adds) > self._length
 
     def wants(self, rowid: int) -> bool:
         """Whether an Add whose first message has `rowid` may belong to the page (or be the first past it)."""
         return not self.full() or rowid < self.adds[-1][0].rowid
 
     def insert(self, add: StoredAdd) -> None:
-        bisect.insort(self.adds, (add, _add_bytes(add)))  # rowids are unique: Adds compare by theirs
-        del self.adds[self._length() + 1:]
+        size = _add_bytes(add)
+        bisect.insort(self.adds, (add, size))  # rowids are unique: Adds compare by theirs
+        self._bytes += size
+        # Within the byte bound all of them, the row limit aside; only past it are the sizes walked.
+        self._length = (min(len(self.adds), self.limit) if self._bytes <= self.max_bytes else
+                        _page_length(self.adds, self.limit, self.max_bytes, lambda item: item[1]))
+        for _, dropped in self.adds[self._length + 1:]:
+            self._bytes -= dropped
+        del self.adds[self._length + 1:]
 
     def page(self) -> Tuple[List[StoredAdd], bool]:
-        n = self._length()
-        return [add for add, _ in self.adds[:n]], len(self.adds) > n
+        return [add for add, _ in self.adds[:self._length]], len(self.adds) > self._length
 
 
 def _read_session(conn: sqlite3.Connection, key: int, session_id: str, start: int, found: _Found) -> None:
