@@ -76,11 +76,6 @@ def read_meta(conn: sqlite3.Connection) -> Dict[str, str]:
     return dict(conn.execute("SELECT key, value FROM meta").fetchall())
 
 
-def read_generation(conn: sqlite3.Connection) -> int:
-    """The index generation of the connection's snapshot."""
-    return read_marks(conn)[0]
-
-
 def read_marks(conn: sqlite3.Connection) -> Tuple[int, int]:
     """(index generation, seq of the last deletion logged) of the connection's snapshot: two rows
     of `meta` by its primary key, read at every transaction's start."""

@@ -365,7 +365,7 @@ class Store:
     def _delete(self, delete: Callable[[sqlite3.Connection], Optional[int]]) -> Optional[int]:
         """Run `delete` in one write transaction, which logs each session it removes (writer.py);
         once committed, forget what this Store holds of them. Every other Store on the file does
-        the same at its next transaction (_check_generation()); none forgets anything else."""
+        the same at its next transaction (Held.check()); none forgets anything else."""
         with self._writing() as conn:
             seen = read_marks(conn)[1]
             removed = delete(conn)
