@@ -32,19 +32,17 @@ from ..validation import decode_json_object
 from . import manage
 from .guard import BrowserGuard, Headers
 from .metrics import CONTENT_TYPE as METRICS_TYPE, Metrics
-from .routes import ROUTES, Found, Match, Route, Router
+from .routes import ROUTER, ROUTES, Found, Match, Route, Router
 
 if TYPE_CHECKING:
     from .pages import Pages
 
 log = logging.getLogger("flowmem.http")
 
-_ROUTER = Router()
-
 
 def writes(method: str, path: str) -> bool:
     """Whether this request would write to the database (and so wait for its write lock)."""
-    return any(r.writes and r.method == method for r in _ROUTER.find(path).routes)
+    return any(r.writes and r.method == method for r in ROUTER.find(path).routes)
 
 
 class Response(NamedTuple):

@@ -18,7 +18,7 @@ from typing import Optional, Tuple
 
 from .. import __version__
 from ..errors import Overloaded
-from .api import App, Response, error_response, json_response, writes
+from .api import App, Response, error_response, json_response
 from .framing import Request
 
 log = logging.getLogger("flowmem.http")
@@ -127,10 +127,3 @@ def _shed(request: Request, app: App, waited: float) -> bytes:
     app.refused(path, error.status)
     return serialize(error_response(error), False)
 
-
-def is_write(head: bytes) -> bool:
-    """Whether a request (its head) writes to the database: its worker may wait for the write lock."""
-    words = head.split(b"\n", 1)[0].split()
-    if len(words) < 2:
-        return False
-    return writes(words[0].decode("latin-1"), words[1].decode("latin-1"))

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from typing import List
 
-from .routes import Router
+from .routes import ROUTER
 
 LANES = ("read", "write", "import")
 THREAD_NAMES = {"read": "worker", "write": "writer", "import": "importer"}
-_ROUTER = Router()
 
 
 def lanes_of_workers(workers: int) -> List[str]:
@@ -37,7 +36,7 @@ def lane_of(head: bytes) -> str:
     if len(words) < 2:
         return "read"
     method, target = words[0].decode("latin-1"), words[1].decode("latin-1")
-    for route in _ROUTER.find(target).routes:
+    for route in ROUTER.find(target).routes:
         if route.method == method:
             return route.lane or ("write" if route.writes else "read")
     return "read"

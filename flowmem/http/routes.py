@@ -41,7 +41,7 @@ App looks a request up once: `Router.find` splits its target and scans the table
 template split once, when the Router is made), and that one `Found` answers everything
 App asks of the request's route: its Allow header, its Match (or 404 or 405) and the
 template that labels its metrics. (The connection loop makes one lookup of its own,
-before a worker parses the request, to pick its lane: whether it writes, api.writes.)
+before a worker parses the request, to pick its lane: lanes.py.)
 """
 from __future__ import annotations
 
@@ -303,14 +303,14 @@ def _encoded(value: str) -> str:
     return value.replace(".", "%2E") if value in _DOT_SEGMENTS else urllib.parse.quote(value, safe="")
 
 
-_DEFAULT_ROUTER = Router()
+ROUTER = Router()  # over ROUTES: what a request's lane, and its canonical path, are found with
 
 
 def canonical_path(target: str, router: Optional[Router] = None) -> Optional[str]:
     """The path `target` is served as, by the rules of this module's docstring: its template with
     every path value in its segment (the query form's too), percent-encoded (`.` and `..` as %2E),
     without its query; None where it is refused or names no route (400, 404, or 422 for its query)."""
-    found = (router or _DEFAULT_ROUTER).find(target)
+    found = (router or ROUTER).find(target)
     if not found.fits:
         return None
     route, pattern = found.fits[0]
