@@ -138,7 +138,6 @@ class ConfigError(FlowmemError):
     """A flag or FLOWMEM_* variable has a value flowmem cannot use."""
 
 
-
 E = TypeVar("E", bound=FlowmemError)
 
 
