@@ -90,6 +90,7 @@ class Config:
     cache_messages: int = setting(
         200_000, "database", "messages search keeps in memory between searches, one per 2,000 characters of a long "
         "one (about 1.2 KB of RSS per short message)")
+    cache_vectors: int = setting(200_000, "database", "messages whose meaning vectors search keeps in memory")
     cache_words: int = setting(
         5_000_000, "database", "words of users' messages whose postings search keeps in memory (about 7 bytes "
         "each); a user with more is read from the index at every search")
@@ -182,6 +183,16 @@ class Config:
     related_share: float = setting(
         0.0, "ranking", "share of its idf x strength a related word of a question word the memory never "
         "holds counts for in the message's BM25 (0: related words only feed weight_related)")
+    weight_meaning: float = setting(
+        0.5, "ranking", "weight of nearness in meaning to the question (text/meaning.py) in the head, times the gate")
+    meaning_closed_at: float = setting(
+        0.15, "ranking", "share of the question's words its best message holds at which the meaning gate is shut")
+    meaning_rrf_k: float = setting(5.0, "ranking", "the meaning signal's own k in weight / (k + rank)")
+    tail_weight_meaning: float = setting(0.0, "ranking", "weight of nearness in meaning past the first head_size")
+    meaning_pool: int = setting(
+        20, "ranking", "messages nearest the question in meaning that join the candidates; 0 turns meaning off")
+    meaning_scan: int = setting(
+        20_000, "ranking", "a user's latest messages compared in meaning with the question: the bound on its cost")
     adjacency_top: int = setting(3, "ranking", "best messages whose neighbours the adjacency ranking brings up")
     # 500, was 1000: LoCoMo dev and synthetic the same, --haystack 10000 within 0.002 (`tools/eval.py ... compare`;
     # 300 lost 0.005 there); a 10k/100k-message user's p50 39 -> 28 / 62 -> 55 ms (`tools/bench_locomo.py --set`).
@@ -288,6 +299,10 @@ class Config:
             postings_budget=self.postings_budget,
             period_size=self.period_pool,
             related_share=self.related_share,
+            meaning_pool=self.meaning_pool,
+            meaning_scan=self.meaning_scan,
+            meaning_closed_at=self.meaning_closed_at,
+            meaning_rrf_k=self.meaning_rrf_k,
             tail_weights=self.tail_weights(),
             view_kind=self.view_kind,
             message_share=self.message_share,

@@ -117,6 +117,7 @@ class Memory:
         self.config = config
         self.store = Store(config.db, settings=config.index_settings(), synchronous=config.synchronous,
                            cache_messages=config.cache_messages, cache_words=config.cache_words,
+                           cache_vectors=config.cache_vectors,
                            read_only=read_only, create=create, checkpoints=config.checkpoints)
         self._ranking = config.ranking(self.store.settings)
 

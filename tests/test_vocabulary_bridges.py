@@ -50,7 +50,7 @@ class RelatedWordsTest(MemoryTestCase):
         self.assert_in_first_three("Who has a nut allergy?", "allergic to peanuts")
 
     def test_a_question_with_no_word_of_the_memory_still_gets_related_candidates(self):
-        items = self.search("wedding ceremony", top_k=3)
+        items = self.search("wedding ceremony", top_k=3, memory=self.open_memory(meaning_pool=0))  # this mechanism alone: the meaning channel (tests/test_meaning.py) off
         self.assertIn("getting married", items[0]["content"])
         self.assertIn("related", items[0]["signals"])
 
@@ -65,7 +65,7 @@ class RelatedWordsTest(MemoryTestCase):
         self.assertIn("related", items[0]["signals"])
 
     def test_with_the_bridge_weights_at_zero_a_question_sharing_no_word_finds_nothing(self):
-        memory = self.open_memory(weight_related=0.0, weight_typo=0.0, related_share=0.0)
+        memory = self.open_memory(weight_related=0.0, weight_typo=0.0, related_share=0.0, meaning_pool=0)
         self.assertEqual(matches(self.search("wedding ceremony", memory=memory, top_k=3)), [])
 
 

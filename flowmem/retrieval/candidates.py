@@ -27,7 +27,8 @@ from ..storage.reader import Reader
 from ..storage.rows import ViewRow
 from ..storage.views import KINDS, MESSAGE
 from ..text.period import index_tokens
-from . import bm25, bridges, context, feedback
+from ..text.stem import stem
+from . import bm25, bridges, context, feedback, meaning
 from .filters import DocFilter
 from .query import Query
 
@@ -69,6 +70,9 @@ class Pool(NamedTuple):
     best_bm25: Dict[str, Dict[Key, float]]  # kind -> message -> best BM25 of the pool's views of that kind holding it
     related: Dict[Key, float]  # message -> summed idf x strength of the related terms it holds (bridges.py)
     typo: Dict[Key, float]  # message -> summed weight of the near spellings of unseen question words it holds
+    meaning: Dict[Key, float] = {}  # message -> cosine of its meaning vector with the question's (meaning.py)
+    word_match: float = 1.0  # idf share of the question's words the best message holds (unseen words count too)
+    meaning_only: bool = False  # no message matched in words: every candidate came by meaning (a fallback)
 
 
 class Limits(NamedTuple):
@@ -83,6 +87,8 @@ class Limits(NamedTuple):
     postings_budget: int
     period_size: int
     related_share: float  # share of a related word's idf x strength counted in the BM25 scores
+    meaning_pool: int  # messages nearest the question in meaning that join the pool (meaning.py)
+    meaning_scan: int  # the user's latest messages the meaning channel scores
 
 
 class _Scorer:
@@ -148,16 +154,51 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits, keep: Opt
     scores = scorer.score(terms, MESSAGE, tf, {d: v.length for d, v in found.items()}, scale)
     feedback_docs = feedback.extend(reader, user_key, found, scores, tf, set(wanted), limits, keep)
     found.update(reader.message_views(user_key, _period_docs(reader, user_key, query, scorer, limits, found, keep)))
-    nearby = context.around(reader, found, scores, limits.context_size, None if keep is None else keep.view_passes)
+    speakers = {t for t, _ in reader.postings(user_key, fts.SPEAKER, query.terms)}
+    asked = [t for t in query.terms if t not in speakers]  # what the question asks about, its speakers aside
+    near = _nearness(reader, user_key, asked, scorer, limits, keep)
+    meaning_only = not found and bool(near.nearest)
+    found.update(reader.message_views(user_key, [d for d in near.nearest if d not in found]))
+    view_keep = None if keep is None else keep.view_passes
+    nearby = context.around(reader, found, scores, limits.context_size, view_keep)
+    # Windows and segments around the messages found by meaning come with them, as with words.
+    nearby.update(context.around(reader, {d: found[d] for d in near.nearest}, {}, len(near.nearest), view_keep))
     scores.update(context.scores(reader, scorer.score, query.terms, tf, found, nearby))
     pool_views = dict(found)
     pool_views.update(nearby)
     matched = sorted((v.session_key, v.first) for v in found.values())
     messages = _messages(reader, pool_views, set(matched))
     idf = {t: scorer.idf(MESSAGE, t) for t in wanted if scorer.df[(MESSAGE, t)]}
+    hits = _hits(wanted, tf, found)
     return Pool(messages, pool_views, scores, option_scores, idf, _keyed(feedback_docs, found), matched,
-                _hits(wanted, tf, found), best_per_message(scores, pool_views), _keyed(related, found),
-                _keyed(typo, found))
+                hits, best_per_message(scores, pool_views), _keyed(related, found),
+                _keyed(typo, found), {k: near.scores[k] for k in messages if k in near.scores},
+                _word_match(asked, scorer, hits), meaning_only)
+
+
+def _nearness(reader: Reader, user_key: int, asked: Sequence[str], scorer: _Scorer, limits: Limits,
+              keep: Optional[DocFilter]) -> meaning.Nearness:
+    """The meaning channel's scores and nearest messages (meaning.py) for the question's terms `asked`
+    (the speakers' names left out: they are said all through a conversation)."""
+    if limits.meaning_pool <= 0 or limits.meaning_scan <= 0:
+        return meaning.NOTHING
+    stems = asked if reader.settings.stem else [stem(t) for t in asked]
+    idf = {s: scorer.idf(MESSAGE, t) for s, t in zip(stems, asked)}
+    return meaning.nearness(reader, user_key, stems, idf, limits.meaning_pool, limits.meaning_scan, keep)
+
+
+def _word_match(asked: Sequence[str], scorer: _Scorer, hits: Mapping[Key, frozenset]) -> float:
+    """The idf share of the question's terms `asked` held by the message holding the most (a word the
+    memory never holds counts with the idf of one held nowhere): 1 when one message holds them all.
+    Related words (bridges.py) do not count: measured, closing the gate on them lost most of the
+    channel's paraphrase gain (docs/meaning.md)."""
+    weights = [scorer.idf(MESSAGE, t) for t in asked]
+    total = sum(weights)
+    if total <= 0:
+        return 0.0
+    best = max((sum(w for t, w in zip(asked, weights) if t in present) for present in hits.values()),
+               default=0.0)
+    return best / total
 
 
 def _hits(wanted: Sequence[str], tf: Mapping[str, Mapping[int, int]],

@@ -1,4 +1,10 @@
-"""When nothing in a user's memory matches a question: the latest messages, never nothing.
+"""When nothing in a user's memory matches a question's words: the nearest in meaning, or the latest messages.
+
+A question none of whose words (nor related words, nor a speaker it names) any message
+holds is answered by the messages nearest it in meaning (retrieval/meaning.py), ranked
+as any search is; their items carry `signals: {"fallback": "meaning", "meaning": rank,
+...}`. Only when meaning finds nothing either (no word of the question has a vector, or
+the user's messages none) do the latest messages stand in, as follows.
 
 A user with memories who asks a question that none of their messages matches (no
 word of it, no related word, no speaker it names; or a question of stopwords alone)
@@ -22,6 +28,7 @@ from .selection import Pick
 
 FALLBACK = "fallback"  # what a fallback item's `signals` report, with its kind
 LATEST_SESSION = "latest_session"
+NEAREST_MEANING = "meaning"  # what items found by meaning alone report as their fallback
 
 
 def latest_items(reader: Reader, user_key: int, top_k: int, ranking: Ranking,

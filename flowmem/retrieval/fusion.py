@@ -39,19 +39,21 @@ def competition_ranks(scores: Mapping[K, float]) -> Dict[K, int]:
 
 
 def fuse(signal_ranks: Mapping[str, Mapping[K, int]], weights: Mapping[str, float], k: float,
-         base: Optional[Mapping[K, float]] = None) -> Dict[K, float]:
+         base: Optional[Mapping[K, float]] = None, own_k: Optional[Mapping[str, float]] = None) -> Dict[K, float]:
     """Fused score of every item some weighted signal ranks.
 
     signal_ranks: {signal: its competition_ranks()}; weights: {signal: weight}, a signal
     without one adds nothing; k: the constant in weight / (k + rank). With `base` (an
     earlier fuse()), the signals' terms are added to its scores: a signal computed
-    later, or a change of weights, costs only its own items.
+    later, or a change of weights, costs only its own items. own_k: signals fused with a
+    constant of their own (a smaller one separates their first ranks more).
     """
     fused: Dict[K, float] = dict(base or {})
     for name in sorted(signal_ranks):
         weight = weights.get(name, 0.0)
         if weight == 0:
             continue  # (a negative weight only comes as a change of weight over a base)
+        constant = k if own_k is None else own_k.get(name, k)
         for key, rank in signal_ranks[name].items():
-            fused[key] = fused.get(key, 0.0) + weight / (k + rank)
+            fused[key] = fused.get(key, 0.0) + weight / (constant + rank)
     return fused

@@ -37,7 +37,7 @@ from ..storage.reader import Reader
 from ..storage.rows import MessageRow
 from ..storage.store import Store
 from ..text.period import may_name_period
-from . import fallback, signals, state_update
+from . import fallback, meaning, signals, state_update
 from .candidates import Key, Limits, Pool, build
 from .filters import DocFilter, Filters
 from .fusion import competition_ranks, fuse
@@ -126,7 +126,8 @@ def candidate_pool(reader: Reader, user_key: int, query: Query, ranking: Ranking
     limits = Limits(k1=ranking.k1, b=ranking.b, pool_size=ranking.pool_size, context_size=ranking.context_size,
                     feedback_docs=ranking.feedback_docs, feedback_terms=ranking.feedback_terms,
                     postings_budget=ranking.postings_budget, period_size=ranking.period_size,
-                    related_share=ranking.related_share)
+                    related_share=ranking.related_share, meaning_pool=ranking.meaning_pool,
+                    meaning_scan=ranking.meaning_scan)
     return build(reader, user_key, query, limits, keep)
 
 
@@ -149,7 +150,8 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
     """
     option_weight = ranking.weight(signals.OPTIONS) * signals.options_boost(prepared.query, prepared.pool,
                                                                              ranking.options_boost_max)
-    fused = fuse_signals(prepared.pool, prepared.signal_scores, ranking, option_weight)
+    meaning_weight = ranking.weight(signals.MEANING) * meaning.gate(prepared.pool.word_match, ranking.meaning_closed_at)
+    fused = fuse_signals(prepared.pool, prepared.signal_scores, ranking, option_weight, meaning_weight)
     ordered = rerank_state_updates(prepared, fused, ranking)
     if prepared.query.many:
         order, scores = spread(ordered.order, ordered.scores, ranking.spread_keep, ranking.spread_slots,
@@ -164,6 +166,8 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
         if len(items) == top_k:
             break
         audit = {name: ranks[pick.anchor] for name, ranks in audited if pick.anchor in ranks}
+        if prepared.pool.meaning_only:
+            audit[fallback.FALLBACK] = fallback.NEAREST_MEANING  # no word matched: a fallback, by meaning
         rows = [prepared.message_row(key) for key in pick.keys()]
         anchor = prepared.pool.messages[pick.anchor]
         item = result_item(pick, Session(anchor.session_id, anchor.tag), rows, audit, ranking)
@@ -175,11 +179,13 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
 
 
 def fuse_signals(pool: Pool, scores: Mapping[str, Mapping[Key, float]], ranking: Ranking,
-                 option_weight: float) -> Ordered:
+                 option_weight: float, meaning_weight: Optional[float] = None) -> Ordered:
     """The pool's messages in fused order, with their fused scores and every weighted signal's ranks.
 
     scores: signal_scores(); option_weight: each answer option's signal's weight
-    (ranked_items(): weight_options, raised for generic questions: signals.options_boost()).
+    (ranked_items(): weight_options, raised for generic questions: signals.options_boost());
+    meaning_weight: the meaning signal's weight in the head (ranked_items(): weight_meaning,
+    gated by how well the question's words matched: meaning.gate()), None for weight_meaning.
     The first `head_size` places come from the fused signals (with the neighbours of the
     best hits, and the replies to those that ask, fused in: adjacency, reply); the rest
     from the same fusion with the tail's own weights (pseudo-relevance feedback, the
@@ -190,8 +196,10 @@ def fuse_signals(pool: Pool, scores: Mapping[str, Mapping[Key, float]], ranking:
     for name in scores:
         if signals.is_option_signal(name):
             weights[name] = option_weight
+    if meaning_weight is not None:
+        weights[signals.MEANING] = meaning_weight
     signal_ranks = {name: competition_ranks(by_message) for name, by_message in sorted(scores.items())}
-    fused = fuse(signal_ranks, weights, ranking.rrf_k)
+    fused = fuse(signal_ranks, weights, ranking.rrf_k, own_k=_own_k(ranking))
     fused = _fuse_neighbours(pool, signal_ranks, fused, weights, ranking)
     tail_weights = dict(weights, **dict(ranking.tail_weights))
     if tail_weights == weights or len(fused) <= ranking.head_size:
@@ -222,7 +230,8 @@ def _head_and_tail(pool: Pool, signal_ranks: Dict[str, Dict[Key, int]], fused: D
     # The tail's fusion is the head's plus the change in weight of the signals the tail reweighs.
     changed = {name: tail_weights[name] - weights.get(name, 0.0) for name in signal_ranks
                if tail_weights.get(name, 0.0) != weights.get(name, 0.0)}
-    tail_fused = fuse({name: signal_ranks[name] for name in changed}, changed, ranking.rrf_k, base=fused)
+    tail_fused = fuse({name: signal_ranks[name] for name in changed}, changed, ranking.rrf_k, base=fused,
+                      own_k=_own_k(ranking))
     head = _best_first(fused, pool, ranking.head_size)
     in_head = set(head)
     tail = [key for key in _best_first(tail_fused, pool) if key not in in_head]
@@ -232,6 +241,12 @@ def _head_and_tail(pool: Pool, signal_ranks: Dict[str, Dict[Key, int]], fused: D
     scores.update((key, min(tail_fused[key], floor)) for key in tail)
     either = {name: max(weights.get(name, 0.0), tail_weights.get(name, 0.0)) for name in signal_ranks}
     return Ordered(head + tail, scores, _weighted(signal_ranks, either))
+
+
+def _own_k(ranking: Ranking) -> Dict[str, float]:
+    """The signals fused with a constant of their own: meaning, whose first ranks must stand apart
+    when the question's words found little (with rrf_k's 60 its rank 1 and rank 10 differ by a sixth)."""
+    return {signals.MEANING: ranking.meaning_rrf_k}
 
 
 def _weighted(signal_ranks: Dict[str, Dict[Key, int]], weights: Mapping[str, float]) -> Dict[str, Dict[Key, int]]:

@@ -26,6 +26,10 @@ class _Fields(NamedTuple):
     postings_budget: int
     period_size: int  # messages dated in the question's period that join the pool without its words, at most
     related_share: float  # share of a related word's idf x strength counted in the BM25 signals (bridges.py)
+    meaning_pool: int  # messages nearest the question in meaning that join the pool (meaning.py)
+    meaning_scan: int  # the user's latest messages the meaning channel scores
+    meaning_rrf_k: float  # the meaning signal's own constant in weight / (k + rank)
+    meaning_closed_at: float  # the word match at which the meaning gate is shut (meaning.gate())
     tail_weights: Tuple[Tuple[str, float], ...]  # (signal, weight) that differ past the head
     view_kind: str
     message_share: float

@@ -208,6 +208,11 @@ def typo(query: Query, pool: Pool) -> Dict[Key, float]:
     return dict(pool.typo)
 
 
+def meaning(query: Query, pool: Pool) -> Dict[Key, float]:
+    """Nearness in meaning (meaning.py): the cosine of the message's meaning vector with the question's."""
+    return dict(pool.meaning)
+
+
 def option_signals(query: Query, pool: Pool) -> Dict[str, Dict[Key, float]]:
     """One signal per answer option, named option_signal_name(i): messages by BM25 of that option's words.
 
@@ -320,7 +325,9 @@ SIGNALS: Mapping[str, Signal] = {
     "feedback": feedback,
     "related": related,
     "typo": typo,
+    "meaning": meaning,
 }
+MEANING = "meaning"  # its weight in the head is gated (meaning.gate())
 OPTIONS = "options"  # the weight of every answer option's signal (option_signals())
 ADJACENCY = "adjacency"  # neighbours of the best messages of a first fused order (adjacency())
 REPLY = "reply"  # replies to the questions among the best messages of a first fused order (reply())

@@ -1,13 +1,13 @@
 """What a Store holds in memory between transactions, and what tells it to let go.
 
-A Store keeps the sessions search read (session_cache.py) and users' message postings
-(postings.py), both in BoundedCaches, and the index generation and settings it reads
+A Store keeps the sessions search read (session_cache.py), users' message postings
+(postings.py) and their meaning vectors (vectors.py), all in BoundedCaches, and the index generation and settings it reads
 with. Other writers change what those hold, in this process or another, in two sizes:
 
 - a reindex bumps the index generation (settings.py): everything held is dropped and the
   settings of the new index adopted (adopt());
 - a deletion logs each session it removed (schema.py `deletions`, writer.py): the caches
-  forget those sessions and their users' postings, nothing of other users (forget()), or
+  forget those sessions and their users' postings and vectors, nothing of other users (forget()), or
   everything when the log no longer reaches back to the last deletion this Store saw.
 
 Every transaction reads both marks first (check(), two rows of `meta`), so no read after a
@@ -25,6 +25,7 @@ from ..text import stem
 from .bounded_cache import BoundedCache
 from .postings import HeldPostings
 from .session_cache import SessionCache
+from .vectors import HeldVectors
 from .settings import IndexState, ViewSettings, decode_settings, index_problem, read_marks, read_meta
 
 log = logging.getLogger("flowmem.store")
@@ -33,13 +34,15 @@ Deletion = Tuple[int, int, int]  # (seq, user_key, session_key): one row of the 
 
 
 class Held:
-    """A Store's session cache, postings cache and index state, kept current with the file."""
+    """A Store's session, postings and vectors caches and its index state, kept current with the file."""
 
-    def __init__(self, path: str, cache_messages: int, cache_words: int):
+    def __init__(self, path: str, cache_messages: int, cache_words: int, cache_vectors: int = 0):
         self.path = path
         self.sessions = SessionCache(cache_messages)
         self.postings: BoundedCache[HeldPostings] = BoundedCache(
             cache_words, lambda held: held.n_messages, lambda held: held.words)
+        self.vectors: BoundedCache[HeldVectors] = BoundedCache(
+            cache_vectors, lambda held: held.n_messages, lambda held: len(held.docs))
         self.index = IndexState(-1, ViewSettings())  # the newest generation seen, the last deletion applied
         self._lock = threading.Lock()
 
@@ -76,6 +79,7 @@ class Held:
             self.index = index
             self.sessions.clear(index.generation)
             self.postings.clear(index.generation)
+            self.vectors.clear(index.generation)
             stem.stem.cache_clear()  # words users said, kept to stem them faster
 
     def forget(self, deleted: Optional[Sequence[Deletion]], seen: int, upto: int) -> None:
@@ -87,9 +91,11 @@ class Held:
             if deleted is None or seen > self.index.deletions:
                 self.sessions.forget_all(upto)
                 self.postings.forget_all(upto)
+                self.vectors.forget_all(upto)
             else:
                 fresh = [row for row in deleted if row[0] > self.index.deletions]
                 self.postings.forget({user_key for _, user_key, _ in fresh}, upto)
+                self.vectors.forget({user_key for _, user_key, _ in fresh}, upto)
                 self.sessions.forget({session_key for _, _, session_key in fresh}, upto)
             stem.stem.cache_clear()  # words users said: none of the deleted ones kept
             self.index = self.index._replace(deletions=upto)

@@ -18,6 +18,7 @@ from .postings import EMPTY, HeldPostings, count_rows, extended
 from .rows import MessageRow, ViewRow, lookup_user_key, resolutions, view_rows
 from .session_cache import CACHE_UNIT_CHARS, SessionCache, SessionData
 from .settings import IndexState
+from .vectors import HeldVectors, empty as no_vectors, extended as with_vectors
 from .views import KINDS, MESSAGE
 
 
@@ -29,10 +30,12 @@ class Reader:
     """
 
     def __init__(self, conn: sqlite3.Connection, cache: SessionCache, index: IndexState,
-                 postings_cache: "Optional[BoundedCache[HeldPostings]]" = None):
+                 postings_cache: "Optional[BoundedCache[HeldPostings]]" = None,
+                 vectors_cache: "Optional[BoundedCache[HeldVectors]]" = None):
         self.conn = conn
         self.cache = cache
         self.postings_cache = postings_cache
+        self.vectors_cache = vectors_cache
         self.settings = index.settings
         self._generation = index.generation
         self._deletions = index.deletions
@@ -132,6 +135,34 @@ class Reader:
         if added and held.docs and added[0][0] <= held.docs[-1]:
             return self._extend(user_key, EMPTY, words)  # ids not above those held: never seen, but exact either way
         return extended(held, sessions, added, words)
+
+    def held_vectors(self, user_key: int, dims: int, limit: int) -> HeldVectors:
+        """The meaning vectors of the user's latest `limit` messages (vectors.py), extended to this snapshot."""
+        n_messages = self.bm25_statistics(user_key).get(MESSAGE, (0, 0))[0]
+        load = lambda old: self._extend_vectors(user_key, old, dims, limit)  # noqa: E731
+        if self.vectors_cache is None:
+            return load(None)
+        return self.vectors_cache.get(user_key, n_messages, load, self._generation, self._deletions)
+
+    def _extend_vectors(self, user_key: int, held: Optional[HeldVectors], dims: int, limit: int) -> HeldVectors:
+        """`held` (or nothing) extended with the user's messages this snapshot has and it has not."""
+        sessions = dict(self.conn.execute("SELECT session_key, n_messages FROM sessions WHERE user_key = ?",
+                                          (user_key,)).fetchall())
+        if held is None or held.dims != dims or len(held.docs) > limit or any(
+                sessions.get(key, 0) < n for key, n in held.sessions.items()):
+            held = no_vectors(dims)  # none yet, another shape, or read from a newer snapshot: start again
+        added: List[Tuple[int, int, int, bytes]] = []
+        for key, n in sorted(sessions.items()):
+            seen = held.sessions.get(key, 0)
+            if n > seen:
+                added += self.conn.execute(
+                    "SELECT v.doc_id, v.session_key, v.first_seq, m.meaning FROM views v JOIN messages m"
+                    " ON m.session_key = v.session_key AND m.seq = v.first_seq"
+                    " WHERE v.session_key = ? AND v.last_seq > ? AND v.kind = ?", (key, seen, MESSAGE)).fetchall()
+        added.sort()
+        if added and held.docs and added[0][0] <= held.docs[-1]:
+            return self._extend_vectors(user_key, None, dims, limit)  # ids not above those held: read all again
+        return with_vectors(held, sessions, added[-limit:] if limit else [], limit)
 
     def message_views(self, user_key: int, doc_ids: Sequence[int]) -> Dict[int, ViewRow]:
         """The user's message views with these doc_ids, by doc_id: views() from memory where held (postings.py)."""

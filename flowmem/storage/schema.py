@@ -1,6 +1,6 @@
 """The database's schema: its tables, the migrations that build and upgrade them, and the checks.
 
-Tables (schema version 3):
+Tables (schema version 4):
 
 - `users`: one row per user_id, with an internal `user_key`; `user_stats` holds the
   user's own index statistics per view kind (document count, total tokens) for BM25.
@@ -17,8 +17,9 @@ Tables (schema version 3):
   starts, and the `tag` that makes message and view ids readable, stable and unique
   in the database (session_tag(); migration 2 gave every session its tag of this kind).
 - `messages`: every message verbatim (role, content, timestamp, the Add's request_id,
-  its 1-based position in the session), with its speaker label and tokens as derived
-  at write time. The verbatim columns are never updated.
+  its 1-based position in the session), with its speaker label, tokens and meaning vector
+  (migration 4; text/meaning.py) as derived at write time. The verbatim columns are never
+  updated.
 - `views`: each retrieval view as a range of one session's messages; its `doc_id` is
   its rowid in the FTS5 index. A view's text is never stored twice: its content is
   its messages' content, its indexed terms its messages' tokens.
@@ -45,6 +46,12 @@ def _retag_sessions(conn: sqlite3.Connection) -> None:
         tag = free_tag(user_id, session_id, taken.__contains__)
         taken.add(tag)
         conn.execute("UPDATE sessions SET tag = ? WHERE session_key = ?", (tag, session_key))
+
+
+def _add_meaning_column(conn: sqlite3.Connection) -> None:
+    """Migration 4: the messages' meaning column, unless the file has it already."""
+    if "meaning" not in [row[1] for row in conn.execute("PRAGMA table_info(messages)")]:
+        conn.execute("ALTER TABLE messages ADD COLUMN meaning BLOB")
 
 
 Migration = Union[str, Callable[[sqlite3.Connection], None]]
@@ -113,6 +120,11 @@ MIGRATIONS: List[List[Migration]] = [
     [
         # A deletion bumped the generation, and every Store on the file emptied all its caches.
         "CREATE TABLE deletions (seq INTEGER PRIMARY KEY, user_key INTEGER NOT NULL, session_key INTEGER NOT NULL)",
+    ],
+    [
+        # Each message's meaning vector (text/meaning.py), derived at write time as its tokens are;
+        # a database from before has none until `flowmem reindex` (index version 8).
+        _add_meaning_column,
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

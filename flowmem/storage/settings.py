@@ -35,7 +35,8 @@ class ViewSettings(NamedTuple):
 # Bump when tokenization or what a view indexes changes: stored indexes must then be rebuilt
 # (`flowmem reindex`); a Store refuses an index of another version.
 # 7: dates written next to Chinese characters ("我2022-10-04那天") are resolved and indexed.
-INDEX_VERSION = 7
+# 8: each message's meaning vector (text/meaning.py) is stored beside its tokens.
+INDEX_VERSION = 8
 
 SettingsRequest = Union[ViewSettings, Mapping[str, Any], None]
 

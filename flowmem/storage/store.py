@@ -65,6 +65,7 @@ class Store:
     """One flowmem database file. Thread-safe; call close() when done."""
 
     def __init__(self, path: str, *, synchronous: str, cache_messages: int, cache_words: int = 0,
+                 cache_vectors: int = 0,
                  settings: SettingsRequest = None,
                  pool_size: int = 16, read_only: bool = False, create: bool = True, check_index: bool = True,
                  checkpoints: str = "flowmem"):
@@ -78,7 +79,8 @@ class Store:
         durability setting (FULL: an acknowledged Add survives power loss); `pool_size`
         is how many idle read connections are kept; `cache_messages` bounds the
         messages search keeps in memory between searches (session_cache.py), `cache_words`
-        the words of users' messages whose postings it keeps (postings.py).
+        the words of users' messages whose postings it keeps (postings.py), `cache_vectors` the
+        messages whose meaning vectors it keeps (vectors.py).
         `read_only` opens the file read-only (no writes of any kind, no migration);
         `create=False` refuses a missing file instead of creating it. `checkpoints`: "flowmem"
         (a background thread, checkpointer.py) or "external" (never this Store: Litestream's).
@@ -90,7 +92,7 @@ class Store:
         self._synchronous = synchronous
         self._own_checkpoints = checkpoints != "external"
         self._pool_size = pool_size
-        self._held = Held(path, cache_messages, cache_words)
+        self._held = Held(path, cache_messages, cache_words, cache_vectors)
         self._idle: "queue.LifoQueue[sqlite3.Connection]" = queue.LifoQueue()
         self._write_lock = FairLock()  # first come, first served: an import's next chunk waits behind Adds
         self._writer: Optional[sqlite3.Connection] = None
@@ -240,7 +242,7 @@ class Store:
         try:
             with transaction(conn, "BEGIN", self.path):
                 index = self._held.check(conn) if check else self._held.index
-                yield Reader(conn, self._held.sessions, index, self._held.postings)
+                yield Reader(conn, self._held.sessions, index, self._held.postings, self._held.vectors)
             reusable = True
         finally:
             if not reusable or self._closed or self._idle.qsize() >= self._pool_size:

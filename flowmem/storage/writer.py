@@ -35,11 +35,11 @@ def add(conn: sqlite3.Connection, settings: ViewSettings, user_id: str, session_
     session_key, n_before, segment_start = _session(conn, user_key, user_id, session_id)
     n = n_before + len(messages)
     conn.executemany(
-        "INSERT INTO messages (session_key, seq, role, content, timestamp_ms, request_id, speaker, tokens, times)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO messages (session_key, seq, role, content, timestamp_ms, request_id, speaker, tokens, times,"
+        " meaning) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (session_key, n_before + i + 1, m.role, m.content, m.timestamp_ms, request_id, d.speaker,
-             " ".join(d.tokens), d.times)
+             " ".join(d.tokens), d.times, d.meaning)
             for i, (m, d) in enumerate(zip(messages, derived))
         ],
     )
@@ -127,7 +127,7 @@ def _add(conn: sqlite3.Connection, session_key: int, added: Sequence[views.Span]
 
 
 def rebuild(conn: sqlite3.Connection, settings: ViewSettings, progress: Callable[[int, int], None]) -> None:
-    """Re-derive every message's tokens and every view from the verbatim messages, session by session."""
+    """Re-derive every message's tokens, meaning vector and every view from the verbatim messages, session by session."""
     conn.execute(fts.delete_all_sql())
     conn.execute("DELETE FROM views")
     conn.execute("DELETE FROM user_stats")
@@ -139,8 +139,8 @@ def rebuild(conn: sqlite3.Connection, settings: ViewSettings, progress: Callable
         rows = conn.execute("SELECT seq, content, timestamp_ms FROM messages WHERE session_key = ?",
                             (session_key,)).fetchall()
         conn.executemany(
-            "UPDATE messages SET speaker = ?, tokens = ?, times = ? WHERE session_key = ? AND seq = ?",
-            [(d.speaker, " ".join(d.tokens), d.times, session_key, seq) for seq, d in
+            "UPDATE messages SET speaker = ?, tokens = ?, times = ?, meaning = ? WHERE session_key = ? AND seq = ?",
+            [(d.speaker, " ".join(d.tokens), d.times, d.meaning, session_key, seq) for seq, d in
              ((seq, derive(content, ts, settings)) for seq, content, ts in rows)],
         )
         sync_views(conn, settings, user_key, session_key, 0, n, 1)

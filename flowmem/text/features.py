@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import List, NamedTuple, Optional, Protocol
 
-from . import timeexpr
+from . import meaning, timeexpr
+from .stem import stem
 from .tokenize import split_speaker, tokenize
 
 
@@ -31,6 +32,7 @@ class Derived(NamedTuple):
     speaker: str  # the speaker label's tokens, space-separated
     tokens: List[str]  # the text's tokens, then date tokens
     times: str  # JSON list of [expression, first day, last day, relative?]
+    meaning: Optional[bytes] = None  # the text's meaning vector (meaning.py), None if no word of it has one
 
 
 # What of a message is indexed and shown: its first MAX_MESSAGE_CHARS characters (it is stored
@@ -59,6 +61,7 @@ def derive(content: str, timestamp_ms: Optional[int], settings: TextSettings) ->
     content = content[:MAX_MESSAGE_CHARS]
     speaker, text = split_speaker(content) if settings.split_speakers else ("", content)
     tokens = tokenize(text, settings.stem)
+    vector = meaning.message_vector(tokens if settings.stem else map(stem, tokens))
     times: List[timeexpr.Resolution] = []
     if settings.resolve_times:
         day = timeexpr.day_of(timestamp_ms)
@@ -69,4 +72,4 @@ def derive(content: str, timestamp_ms: Optional[int], settings: TextSettings) ->
             tokens += timeexpr.tokens(r.start, r.end)
     encoded = json.dumps([[r.expression, r.start.isoformat(), r.end.isoformat(), r.relative] for r in times],
                          ensure_ascii=False) if times else ""
-    return Derived(" ".join(tokenize(speaker, settings.stem)), tokens, encoded)
+    return Derived(" ".join(tokenize(speaker, settings.stem)), tokens, encoded, vector)

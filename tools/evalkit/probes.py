@@ -11,7 +11,8 @@ Two groups, written for this probe (plain everyday chat, not taken from any benc
 run() replays each probe into a fresh in-process memory (a temporary folder, one database per
 probe), searches every question with top_k 10 and records the rank of the first item holding an
 evidence message, whether that item came through the "meaning" signal, and whether the results
-were the fallback (nothing matched: the latest messages; the summaries count those not found).
+were the latest-messages fallback (nothing matched, not even in meaning: the summaries count those
+not found; a fallback by meaning, retrieval/fallback.py, is the channel finding it).
 tools/probe_meaning.py prints it.
 
 Evidence is (session index, position): the session's index in its probe, from 0, and the
@@ -30,6 +31,7 @@ from flowmem.memory import Memory
 TOP_K = 10
 MEANING = "meaning"  # the signal of the meaning (word vector) channel
 FALLBACK = "fallback"  # retrieval/fallback.py: what a fallback item's signals hold
+LATEST = "latest_session"  # the fallback of the latest messages; "meaning" (nearest in meaning) counts as found
 
 Evidence = Tuple[int, int]  # (session index from 0, position from 1)
 
@@ -307,7 +309,7 @@ def _ask(memory: Any, user_id: str, question: str, evidence: Sequence[Evidence],
             rank, meaning = place, MEANING in (item.get("signals") or {})
             break
     return {"question": question, "rank": rank, "meaning": meaning,
-            "fallback": any(FALLBACK in (item.get("signals") or {}) for item in items), "items": len(items)}
+            "fallback": any((item.get("signals") or {}).get(FALLBACK) == LATEST for item in items), "items": len(items)}
 
 
 def _probe(memory: Any, user_id: str, sessions: Sequence[Mapping[str, Any]],

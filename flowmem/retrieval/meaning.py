@@ -1,0 +1,86 @@
+"""The meaning channel: the user's messages nearest the question in meaning, words shared or not.
+
+The question's vector is the idf-weighted mean of its content words' vectors
+(text/meaning.py), the names of the conversation's speakers left out (they are in half
+the messages and say nothing of what is asked); every message's vector was made when it
+was stored. The user's latest `scan` messages are scored against it at once
+(storage/vectors.py: integer dot products over packed columns); the `size` nearest join
+the candidate pool, and every pool message with a vector gets its cosine as the
+`meaning` signal (signals.py).
+
+A question's own words are the better evidence when they find it: a plain fusion of the
+two rankings costs precision. So the meaning signal's weight in the head of the ranking
+is gated by how well the words matched (gate()): strong when no message holds much of
+what the question says (or the memory holds none of its words), quiet when one holds
+it all.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+
+from ..storage.reader import Reader
+from ..storage.vectors import dot_products
+from ..text import meaning
+from .filters import DocFilter
+
+Key = Tuple[int, int]  # (session_key, position in session)
+_MOST_WEIGHT = 8  # a question word's integer weight: its idf over the question's highest, in eighths
+
+
+class Nearness(NamedTuple):
+    """What the channel found for one question."""
+
+    scores: Dict[Key, float]  # message -> cosine with the question, for every message scanned
+    nearest: List[int]  # doc ids of the messages nearest the question, nearest first
+
+
+NOTHING = Nearness({}, [])
+
+
+def question_vector(stems: Sequence[str], idf: Mapping[str, float]) -> Optional[List[int]]:
+    """The question's vector: its content words' vectors weighted by their idf in the user's memory."""
+    words = meaning.content_words(stems)
+    if not words:
+        return None
+    most = max(idf.get(w, 0.0) for w in words)
+    weights = [max(1, round(_MOST_WEIGHT * idf.get(w, 0.0) / most)) if most > 0 else 1 for w in words]
+    return meaning.mean_vector(words, weights)
+
+
+def nearness(reader: Reader, user_key: int, stems: Sequence[str], idf: Mapping[str, float], size: int,
+             scan: int, keep: Optional[DocFilter] = None) -> Nearness:
+    """The cosine of the question (its `stems`, weighted by `idf`) with the user's latest `scan` messages,
+    and the `size` nearest of those that `keep` passes (all if None)."""
+    if size <= 0 or scan <= 0:
+        return NOTHING
+    vector = question_vector(stems, idf)
+    if vector is None:
+        return NOTHING
+    tab = meaning.table()
+    held = reader.held_vectors(user_key, tab.dims, scan)
+    dots = dot_products(held, vector)
+    if not dots:
+        return NOTHING
+    length = math.sqrt(sum(c * c for c in vector)) * tab.scale
+    scores = {key: dot / length for key, dot in zip(held.keys, dots)}
+    docs = held.docs
+    if keep is None:
+        best = heapq.nlargest(size, range(len(dots)), key=lambda i: (dots[i], docs[i]))
+        return Nearness(scores, [docs[i] for i in best])
+    passing = keep.passing(docs)
+    best = heapq.nlargest(size, (i for i in range(len(dots)) if docs[i] in passing), key=lambda i: (dots[i], docs[i]))
+    return Nearness(scores, [docs[i] for i in best])
+
+
+def gate(word_match: float, closed_at: float) -> float:
+    """The share of the meaning signal's weight it keeps in the head: 1 when the words matched nothing,
+    falling in a line to 0 where the best message holds `closed_at` of them (shut from there).
+
+    word_match: the idf share of the question's words that the best message holds (0 to 1;
+    candidates.py), words the memory never holds counted as missing.
+    """
+    if closed_at <= 0:
+        return 0.0
+    return max(0.0, 1.0 - word_match / closed_at)

@@ -1,0 +1,98 @@
+"""A user's meaning vectors in memory, laid out for scoring them all against one question at once.
+
+Each message's meaning vector (text/meaning.py) is stored beside its tokens (writer.py).
+Search compares the question's vector with every one of the user's recent messages'
+(retrieval/meaning.py). Read from SQLite and compared in a Python loop, that would cost a
+row and 128 multiplications per message; instead the vectors are held per user
+(vectors_cache in the Store, bounded_cache.py) as *columns*: for each of the `dims`
+components, one Python int packing that component of every message held, each in its
+own meaning.SLOT-bit slot (offset by meaning.OFFSET, so non-negative). A question's
+scores are then `dims` multiplications of a column by a small int, summed: C loops over
+the messages, not Python ones. `totals` holds each message's sum of stored components,
+which turns the slots of that sum back into dot products (retrieval/meaning.py).
+
+Only the latest `limit` messages of the user (by doc id) are held, the bound on a
+search's cost in a heavy memory (Config.meaning_scan). As for postings (postings.py), a
+user's messages only grow, so an entry is extended with the messages added since, read
+from the sessions that grew; a deletion makes the Store forget the user's entry.
+Each extension makes a new HeldVectors: a search reading an older one is never changed
+under it.
+"""
+from __future__ import annotations
+
+from array import array
+from typing import Dict, List, Mapping, NamedTuple, Sequence, Tuple
+
+from ..text.meaning import OFFSET, SLOT, pack, unpack
+
+Key = Tuple[int, int]  # (session_key, position in session)
+
+
+class HeldVectors(NamedTuple):
+    """One user's latest meaning vectors, as of `n_messages` messages (the version)."""
+
+    n_messages: int
+    sessions: Mapping[int, int]  # session_key -> messages held (with or without a vector)
+    dims: int
+    docs: "array[int]"  # the message views' doc ids, ascending; then, in the same order:
+    keys: Sequence[Key]  # their messages,
+    totals: "array[int]"  # the sums of their stored components (each component + OFFSET),
+    columns: Tuple[int, ...]  # and, per component, that component of each, packed (the module's docstring)
+    vectors: bytes  # their stored vectors, one after the other (dims bytes each)
+
+    def stored(self, i: int) -> bytes:
+        """The stored vector of the i-th message held."""
+        return self.vectors[i * self.dims:(i + 1) * self.dims]
+
+
+def empty(dims: int) -> HeldVectors:
+    return HeldVectors(0, {}, dims, array("q"), (), array("q"), (0,) * dims, b"")
+
+
+def extended(held: HeldVectors, sessions: Mapping[int, int], added: Sequence[Tuple[int, int, int, bytes]],
+             limit: int) -> HeldVectors:
+    """`held` with the vectors `added` ((doc_id, session_key, position, stored vector), doc ids ascending and
+    above every doc id held), now holding `sessions`' messages; only the latest `limit` vectors are kept."""
+    dims = held.dims
+    added = [row for row in added if row[3] is not None and len(row[3]) == dims]
+    n_messages = sum(sessions.values())
+    if not added:
+        return held._replace(n_messages=n_messages, sessions=dict(sessions))
+    new = b"".join(row[3] for row in added)
+    width = len(held.docs) * SLOT
+    columns = tuple(old | (pack(new[i::dims]) << width) for i, old in enumerate(held.columns))
+    totals = held.totals + array("q", [sum(row[3]) for row in added])
+    docs = held.docs + array("q", [row[0] for row in added])
+    keys = list(held.keys) + [(row[1], row[2]) for row in added]
+    out = HeldVectors(n_messages, dict(sessions), dims, docs, keys, totals, columns, held.vectors + new)
+    return _latest(out, limit)
+
+
+def _latest(held: HeldVectors, limit: int) -> HeldVectors:
+    """`held` without its oldest vectors past `limit`."""
+    drop = len(held.docs) - limit
+    if drop <= 0:
+        return held
+    keep = (1 << (SLOT * limit)) - 1
+    columns = tuple((column >> (SLOT * drop)) & keep for column in held.columns)
+    return held._replace(docs=held.docs[drop:], keys=held.keys[drop:], totals=held.totals[drop:],
+                         columns=columns, vectors=held.vectors[drop * held.dims:])
+
+
+def dot_products(held: HeldVectors, query: Sequence[int]) -> List[int]:
+    """The integer dot product of the int8 vector `query` with every vector held, in the order held."""
+    n = len(held.docs)
+    if not n:
+        return []
+    total = 0
+    for weight, column in zip(query, held.columns):
+        total += (weight + OFFSET) * column
+    slots = unpack(total, n)
+    # Each slot is sum((q + OFFSET) * (v + OFFSET)); take away OFFSET * sum(v + OFFSET) and OFFSET * sum(q).
+    shift = OFFSET * sum(query)
+    return [s - OFFSET * t - shift for s, t in zip(slots, held.totals)]
+
+
+def positions(held: HeldVectors) -> Dict[Key, int]:
+    """Where each message held is, in the order held."""
+    return {key: i for i, key in enumerate(held.keys)}

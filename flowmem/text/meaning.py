@@ -1,0 +1,175 @@
+"""Meaning without a model: word vectors distilled offline, and the vectors of texts made from them.
+
+A question often asks in other words than the memory that answers it ("What pet do I
+have?" / "She's a retired racing greyhound"). The word vectors in
+data/meaning-en.bin.gz were distilled from a sentence-embedding model at build time
+(tools/build_meaning.py says how, and regenerates the file); nothing of the model is
+needed here. A text's vector is the mean of its content words' vectors: words near
+in meaning give texts near in meaning, the words themselves shared or not.
+
+Vectors are int8, `dims` of them (the principal components, most telling first), all of
+one length (the table's `scale`), so two vectors compare by their integer dot product.
+Arithmetic on them is done on *packed* vectors: one Python int holding each component,
+offset by 128 to be non-negative, in its own SLOT bits. Adding packed vectors adds every
+component at once, in C, with no carry between slots while the sums fit; that is what
+makes a text's vector cost microseconds rather than a Python loop per component.
+
+The table is read once per process, on first use (table()), and held as one bytes
+object and a dict from word to row: a process that never asks about meaning never
+reads it. Words are looked up by their Porter stem (stem.py), the form the index holds,
+so "injections" finds "inject"; stopwords and words the table lacks (names, numbers)
+carry no meaning here.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import sys
+import threading
+from array import array
+from typing import Dict, Iterable, List, Optional, Sequence
+
+from .stem import stem
+from .tokenize import STEMMED_STOPWORDS, unique, words
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "meaning-en.bin.gz")
+MAGIC = b"flowmem-meaning\n"
+SLOT = 32  # bits a component takes in a packed vector: sums of weight x (component + OFFSET) up to 2**32
+OFFSET = 128  # added to each int8 component to store it as a byte, and in packed vectors
+_PACKED_WORDS = 20_000  # words whose packed vectors are kept (about 550 bytes each at 128 dimensions)
+
+
+class Table:
+    """The word vectors: `dims` int8 components (stored + OFFSET) per word, words by stem, and each
+    word's weight in a text's mean (1 to 255: rarely said words weigh most)."""
+
+    def __init__(self, dims: int, scale: float, rows: Dict[str, int], vectors: bytes, weights: bytes):
+        self.dims, self.scale, self.rows, self.vectors, self.weights = dims, scale, rows, vectors, weights
+        self._packed: Dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def packed(self, word: str) -> Optional[int]:
+        """The word's vector, packed (see the module's docstring); None if the table lacks it."""
+        held = self._packed.get(word)
+        if held is not None:
+            return held
+        row = self.rows.get(word)
+        if row is None:
+            return None
+        value = pack(self.vectors[row * self.dims:(row + 1) * self.dims])
+        with self._lock:
+            if len(self._packed) >= _PACKED_WORDS:
+                self._packed.clear()  # words recur in bursts; a full clear is cheaper than an LRU here
+            self._packed[word] = value
+        return value
+
+    def vector(self, word: str) -> Optional[List[int]]:
+        """The word's int8 components; None if the table lacks it."""
+        row = self.rows.get(word)
+        if row is None:
+            return None
+        return [b - OFFSET for b in self.vectors[row * self.dims:(row + 1) * self.dims]]
+
+
+_table: Optional[Table] = None
+_load_lock = threading.Lock()
+
+
+def table() -> Table:
+    """The shipped word vectors, read on first use and then held for the process."""
+    global _table
+    if _table is None:
+        with _load_lock:
+            if _table is None:
+                _table = read_table(DATA)
+    return _table
+
+
+def read_table(path: str) -> Table:
+    """Read a word-vector file written by tools/build_meaning.py."""
+    with gzip.open(path, "rb") as f:
+        data = f.read()
+    if not data.startswith(MAGIC):
+        raise ValueError("%s is not a flowmem word-vector file" % path)
+    header_end = data.index(b"\n", len(MAGIC))
+    header = json.loads(data[len(MAGIC):header_end].decode("ascii"))
+    start = header_end + 1
+    word_end = start + header["word_bytes"]
+    stems = data[start:word_end].decode("ascii").split("\n")[:-1]
+    dims = header["dims"]
+    vector_end = word_end + dims * len(stems)
+    vectors, weights = data[word_end:vector_end], data[vector_end:]
+    if len(stems) != header["words"] or len(vectors) != dims * len(stems) or len(weights) != len(stems):
+        raise ValueError("%s is truncated or inconsistent: %d words, %d vector bytes, %d weights"
+                         % (path, len(stems), len(vectors), len(weights)))
+    return Table(dims, float(header["scale"]), dict(zip(stems, range(len(stems)))), vectors, weights)
+
+
+def pack(components: bytes) -> int:
+    """The packed vector of `components` (bytes, each an int8 + OFFSET)."""
+    slots = bytearray(len(components) * 4)
+    slots[0::4] = components
+    return int.from_bytes(slots, "little")
+
+
+def unpack(value: int, dims: int) -> "array[int]":
+    """The slots of a packed vector (or of a sum of them) as unsigned ints, most telling component first."""
+    slots = array("I" if array("I").itemsize == 4 else "L")
+    slots.frombytes(value.to_bytes(dims * 4, "little"))
+    if slots.itemsize != 4:  # pragma: no cover - no platform flowmem runs on has no 4-byte array type
+        raise RuntimeError("no 4-byte unsigned array type")
+    if sys.byteorder == "big":  # pragma: no cover
+        slots.byteswap()
+    return slots
+
+
+MAX_WORDS = 4096  # content words of one text that count, the first ones: sums up to 4096 x 255 x 8 x 255 fit a slot
+
+
+def content_words(stems: Iterable[str]) -> List[str]:
+    """The distinct stems of a text that can carry meaning (not stopwords), the first MAX_WORDS of them."""
+    return [t for t in unique(stems) if t not in STEMMED_STOPWORDS and t.isalpha()][:MAX_WORDS]
+
+
+def text_stems(text: str) -> List[str]:
+    """The content words of `text` as the table keys them (content_words() of its stemmed words)."""
+    return content_words(map(stem, words(text)))
+
+
+def mean_vector(stems: Sequence[str], weights: Optional[Sequence[int]] = None) -> Optional[List[int]]:
+    """The int8 vector of the weighted mean of the words' vectors, at the table's length; None if no word is known.
+
+    Each word weighs its table weight, times its entry in `weights` (a positive int per
+    word) if given. Integer arithmetic up to the last step, so the result is the same on
+    every platform and run.
+    """
+    tab = table()
+    rows = tab.rows
+    total, weight = 0, 0
+    for i, word in enumerate(stems):
+        packed = tab.packed(word)
+        if packed is not None:
+            w = tab.weights[rows[word]] * (1 if weights is None else weights[i])
+            total += w * packed
+            weight += w
+    if not weight:
+        return None
+    sums = [s - OFFSET * weight for s in unpack(total, tab.dims)]
+    norm = math.sqrt(sum(s * s for s in sums))
+    if norm == 0:
+        return None
+    factor = tab.scale / norm
+    return [max(-127, min(127, round(s * factor))) for s in sums]
+
+
+def encoded(vector: Sequence[int]) -> bytes:
+    """A vector as stored: each component + OFFSET, one byte each."""
+    return bytes(c + OFFSET for c in vector)
+
+
+def message_vector(stems: Iterable[str]) -> Optional[bytes]:
+    """What is stored of a message's meaning: the mean of its content words' vectors, encoded(); None without one."""
+    vector = mean_vector(content_words(stems))
+    return None if vector is None else encoded(vector)

@@ -1,0 +1,141 @@
+"""The meaning channel: word vectors shipped as data, message vectors stored, nearest-in-meaning search."""
+import gzip
+import hashlib
+import os
+import subprocess
+import sys
+import unittest
+
+from flowmem.retrieval import pipeline
+from flowmem.storage import vectors
+from flowmem.text import meaning
+from tests.helpers import MemoryTestCase, add_body, matches
+
+# The shipped file (tools/build_meaning.py; CI does not rebuild it: torch is gigabytes).
+SHIPPED_SHA256 = "5e16e8137831ae627f3a429f7544036d2f47f6231dd2c6bb2b5893f08515331a"
+
+
+class ShippedTableTest(unittest.TestCase):
+    def test_the_shipped_word_vectors_are_the_file_the_build_made(self):
+        with open(meaning.DATA, "rb") as f:
+            self.assertEqual(hashlib.sha256(f.read()).hexdigest(), SHIPPED_SHA256)
+
+    def test_the_shipped_file_has_its_format_and_one_vector_and_weight_per_word(self):
+        with gzip.open(meaning.DATA, "rb") as f:
+            self.assertTrue(f.read(len(meaning.MAGIC)) == meaning.MAGIC)
+        table = meaning.read_table(meaning.DATA)
+        self.assertEqual(table.dims, 256)
+        self.assertGreater(len(table.rows), 50_000)
+        self.assertEqual(len(table.vectors), table.dims * len(table.rows))
+        self.assertEqual(len(table.weights), len(table.rows))
+        self.assertIn("greyhound", table.rows)
+        self.assertLess(table.weights[table.rows["have"]], table.weights[table.rows["greyhound"]])
+
+    def test_a_truncated_file_is_refused(self):
+        path = os.path.join(os.path.dirname(__file__), "..", "build-truncated-meaning.bin.gz")
+        with gzip.open(meaning.DATA, "rb") as f:
+            data = f.read()
+        with open(path, "wb") as f:
+            f.write(gzip.compress(data[:-10], mtime=0))
+        self.addCleanup(os.remove, path)
+        with self.assertRaises(ValueError):
+            meaning.read_table(path)
+
+
+class VectorArithmeticTest(unittest.TestCase):
+    def test_words_near_in_meaning_have_vectors_nearer_than_unrelated_ones(self):
+        def cosine(a, b):
+            va, vb = meaning.mean_vector(meaning.text_stems(a)), meaning.mean_vector(meaning.text_stems(b))
+            return sum(x * y for x, y in zip(va, vb))
+        self.assertGreater(cosine("What pet do I have?", "She's a retired racing greyhound"),
+                           cosine("What pet do I have?", "The quarterly report is due on Friday"))
+
+    def test_a_text_without_a_known_content_word_has_no_vector(self):
+        self.assertIsNone(meaning.message_vector(["the", "and", "qwzx"]))
+
+    def test_the_packed_dot_products_equal_the_plain_ones(self):
+        stored = [meaning.message_vector(meaning.text_stems(t)) for t in
+                  ("a dog in the park", "stock prices fell", "my violin lesson")]
+        held = vectors.extended(vectors.empty(meaning.table().dims), {1: 3},
+                                [(i + 1, 1, i + 1, v) for i, v in enumerate(stored)], 10)
+        query = meaning.mean_vector(meaning.text_stems("puppy"))
+        plain = [sum(q * (b - meaning.OFFSET) for q, b in zip(query, v)) for v in stored]
+        self.assertEqual(vectors.dot_products(held, query), plain)
+
+    def test_only_the_latest_vectors_up_to_the_limit_are_held_and_they_still_score_right(self):
+        stored = [meaning.message_vector(meaning.text_stems(t)) for t in ("a dog", "a cat", "a car", "a tree")]
+        held = vectors.extended(vectors.empty(meaning.table().dims), {1: 4},
+                                [(i + 1, 1, i + 1, v) for i, v in enumerate(stored)], 2)
+        self.assertEqual(list(held.docs), [3, 4])
+        query = meaning.mean_vector(["dog"])
+        self.assertEqual(vectors.dot_products(held, query),
+                         [sum(q * (b - meaning.OFFSET) for q, b in zip(query, v)) for v in stored[2:]])
+
+    def test_message_vectors_are_the_same_in_a_fresh_process_with_another_hash_seed(self):
+        code = ("from flowmem.text import meaning;"
+                "print(meaning.message_vector(meaning.text_stems('my retired racing greyhound hates rain')).hex())")
+        outputs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                  env=dict(os.environ, PYTHONHASHSEED=seed)).stdout for seed in ("0", "1", "77")}
+        self.assertEqual(len(outputs), 1)
+
+
+class MeaningSearchTest(MemoryTestCase):
+    LIFE = ["The weather was lovely today", "Traffic on the ring road was terrible",
+            "She's a retired racing greyhound", "I'm badly allergic to shellfish",
+            "The quarterly report is due on Friday", "My sister is visiting next weekend"]
+
+    def setUp(self):
+        super().setUp()
+        self.memory.add(add_body("u1", "s1", self.LIFE, request_id="r1"))
+
+    def test_a_question_sharing_no_word_with_its_memory_finds_it_through_meaning(self):
+        items = self.search("Do I have a dog?", top_k=3)
+        self.assertEqual(items[0]["content"], "She's a retired racing greyhound")
+        self.assertIn("meaning", items[0]["signals"])
+        self.assertGreater(items[0]["score"], 0)
+
+    def test_without_the_channel_the_same_question_gets_only_the_latest_messages(self):
+        memory = self.open_memory(meaning_pool=0)
+        self.assertEqual(matches(self.search("Do I have a dog?", top_k=3, memory=memory)), [])
+
+    def test_the_gate_keeps_an_exact_match_first(self):
+        self.memory.add(add_body("u1", "s2", ["We walked the dog along the beach", "Pepper loves the beach"],
+                                 request_id="r2"))
+        items = self.search("Where did we walk the dog?", top_k=3)
+        self.assertEqual(items[0]["content"], "We walked the dog along the beach")
+        self.assertNotIn("fallback", items[0]["signals"])
+
+    def test_windows_around_a_message_found_by_meaning_come_with_it(self):
+        with self.memory.store.reading() as reader:
+            pool = pipeline.prepare(reader, "u1", "Do I have a dog?", [], self.memory._ranking).pool
+        greyhound = (min(v.session_key for v in pool.views.values()), 3)
+        self.assertIn(greyhound, pool.meaning)
+        windows = [v for v in pool.views.values() if v.kind == "window"]
+        self.assertTrue(any(v.first <= greyhound[1] <= v.last for v in windows))
+
+    def test_another_users_messages_are_never_found_by_meaning(self):
+        self.memory.add(add_body("u2", "s1", ["My puppy chewed my shoes"], request_id="r9"))
+        contents = [i["content"] for i in self.search("Do I have a dog?", "u1", top_k=10)]
+        self.assertNotIn("My puppy chewed my shoes", contents)
+
+    def test_a_deleted_session_is_no_longer_found_by_meaning(self):
+        self.memory.add(add_body("u1", "pets", ["We adopted a kitten called Miso"], request_id="r3"))
+        self.assertIn("We adopted a kitten called Miso", [i["content"] for i in self.search("Any cats?", top_k=3)])
+        self.memory.delete_session("u1", "pets")
+        self.assertNotIn("We adopted a kitten called Miso",
+                         "\n".join(i["content"] for i in self.search("Any cats?", top_k=10)))
+
+    def test_reindex_gives_every_message_the_vector_the_add_gave_it(self):
+        def stored():
+            with self.memory.store.reading() as reader:
+                return reader.conn.execute("SELECT session_key, seq, meaning FROM messages ORDER BY 1, 2").fetchall()
+        before = stored()
+        self.assertTrue(all(row[2] for row in before))
+        with self.memory.store._writing() as conn:
+            conn.execute("UPDATE messages SET meaning = NULL")
+        self.memory.store.reindex()
+        self.assertEqual(stored(), before)
+
+
+if __name__ == "__main__":
+    unittest.main()
