@@ -183,16 +183,14 @@ class Config:
     related_share: float = setting(
         0.0, "ranking", "share of its idf x strength a related word of a question word the memory never "
         "holds counts for in the message's BM25 (0: related words only feed weight_related)")
-    weight_meaning: float = setting(
-        0.5, "ranking", "weight of nearness in meaning to the question (text/meaning.py) in the head, times the gate")
-    meaning_closed_at: float = setting(
-        0.15, "ranking", "share of the question's words its best message holds at which the meaning gate is shut")
+    weight_meaning: float = setting(0.5, "ranking", "weight of nearness in meaning in the head, times the gate")
+    meaning_closed_at: float = setting(0.15, "ranking", "share of the question's words matched that shuts the gate")
+    meaning_places: str = setting("2,5,10,20,30,40,50,60,70,80,90,100", "ranking", "places meaning's nearest take")
+    meaning_unseen: float = setting(0.6, "ranking", "share of the question's words unseen for head places to apply")
     meaning_rrf_k: float = setting(5.0, "ranking", "the meaning signal's own k in weight / (k + rank)")
-    tail_weight_meaning: float = setting(0.0, "ranking", "weight of nearness in meaning past the first head_size")
-    meaning_pool: int = setting(
-        20, "ranking", "messages nearest the question in meaning that join the candidates; 0 turns meaning off")
-    meaning_scan: int = setting(
-        20_000, "ranking", "a user's latest messages compared in meaning with the question: the bound on its cost")
+    tail_weight_meaning: float = setting(0.05, "ranking", "weight of nearness in meaning past the first head_size")
+    meaning_pool: int = setting(20, "ranking", "messages nearest in meaning that join the candidates; 0 turns it off")
+    meaning_scan: int = setting(20_000, "ranking", "a user's latest messages compared in meaning: its cost's bound")
     adjacency_top: int = setting(3, "ranking", "best messages whose neighbours the adjacency ranking brings up")
     # 500, was 1000: LoCoMo dev and synthetic the same, --haystack 10000 within 0.002 (`tools/eval.py ... compare`;
     # 300 lost 0.005 there); a 10k/100k-message user's p50 39 -> 28 / 62 -> 55 ms (`tools/bench_locomo.py --set`).
@@ -303,6 +301,8 @@ class Config:
             meaning_scan=self.meaning_scan,
             meaning_closed_at=self.meaning_closed_at,
             meaning_rrf_k=self.meaning_rrf_k,
+            meaning_unseen=self.meaning_unseen,
+            meaning_places=tuple(int(p) for p in self.meaning_places.split(",") if p.strip()),
             tail_weights=self.tail_weights(),
             view_kind=self.view_kind,
             message_share=self.message_share,

@@ -103,6 +103,7 @@ class SettingsPathTest(unittest.TestCase):
         names = [f.name for f in dataclasses.fields(Config) if f.metadata["group"] == "ranking"]
         numbers = {name: float(i + 2) if isinstance(getattr(Config(), name), float) else i + 2
                    for i, name in enumerate(names)}
+        numbers["meaning_places"] = "3,7"
         config = Config(**numbers, view_kind="segment", message_share=0.25, date_prefix=False,
                         time_annotations=True)
         ranking = config.ranking(ViewSettings(stem=False, resolve_times=True))
@@ -111,6 +112,9 @@ class SettingsPathTest(unittest.TestCase):
         for name in ("adjacency_top", "head_size", "feedback_docs", "feedback_terms", "postings_budget",
                      "state_update_window", "view_kind", "message_share", "date_prefix", "time_annotations"):
             self.assertEqual(getattr(ranking, name), getattr(config, name), name)
+        for name in ("meaning_pool", "meaning_scan", "meaning_closed_at", "meaning_unseen", "meaning_rrf_k"):
+            self.assertEqual(getattr(ranking, name), getattr(config, name), name)
+        self.assertEqual(ranking.meaning_places, (3, 7))
         self.assertEqual(ranking.weights, config.weights())
         self.assertEqual(ranking.tail_weights, config.tail_weights())
         self.assertEqual((ranking.stem, ranking.resolve_times), (False, True))  # the index's, not the Config's

@@ -1,4 +1,4 @@
-"""Never empty: a question no word of which the memory holds gets the nearest in meaning, else the latest messages; marked."""
+"""Never empty: a question sharing no word with the memory gets the nearest in meaning, else the latest; marked."""
 import unittest
 
 from tests.helpers import DAY_MS, T0, MemoryTestCase, add_body, message

@@ -6,7 +6,7 @@ import subprocess
 import sys
 import unittest
 
-from flowmem.retrieval import pipeline
+from flowmem.retrieval import meaning as meaning_channel, pipeline
 from flowmem.storage import vectors
 from flowmem.text import meaning
 from tests.helpers import MemoryTestCase, add_body, matches
@@ -77,6 +77,22 @@ class VectorArithmeticTest(unittest.TestCase):
         outputs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                   env=dict(os.environ, PYTHONHASHSEED=seed)).stdout for seed in ("0", "1", "77")}
         self.assertEqual(len(outputs), 1)
+
+
+class PlacesTest(unittest.TestCase):
+    def test_the_nearest_in_meaning_moves_up_to_its_place_and_scores_stay_non_increasing(self):
+        order = [(1, 1), (1, 2), (1, 3), (1, 4)]
+        scores = {(1, 1): 0.4, (1, 2): 0.3, (1, 3): 0.2, (1, 4): 0.1}
+        nearness = {(1, 4): 0.9, (1, 1): 0.5, (2, 7): 0.8}
+        out, new = meaning_channel.placed(order, scores, nearness, [2, 3])
+        self.assertEqual(out, [(1, 1), (1, 4), (2, 7), (1, 2), (1, 3)])
+        ranked = [new[k] for k in out]
+        self.assertEqual(ranked, sorted(ranked, reverse=True))
+
+    def test_a_message_already_above_its_place_is_left_where_it_is(self):
+        order = [(1, 1), (1, 2), (1, 3)]
+        out, _ = meaning_channel.placed(order, {k: 1.0 - k[1] / 10 for k in order}, {(1, 1): 0.9}, [3])
+        self.assertEqual(out, order)
 
 
 class MeaningSearchTest(MemoryTestCase):

@@ -63,7 +63,8 @@ class QuestionNumbersTest(unittest.TestCase):
 class NumbersSignalTest(MemoryTestCase):
     def test_a_question_s_number_in_words_meets_the_message_s_digits(self):
         said = "Ana: My 3rd marathon was in Bergen, along the fjord, with my cousin and two friends from work."
-        self.memory = self.open_memory(meaning_pool=0)  # this mechanism alone: the meaning channel (tests/test_meaning.py) off
+        # This mechanism alone: the meaning channel (tests/test_meaning.py) off.
+        self.memory = self.open_memory(meaning_pool=0)
         self.memory.add(add_body("u1", "s1", [
             "Ana: I ran a marathon in Oslo, my favourite marathon city.",
             "Ben: Where do you run? Marathon training is hard.",

@@ -57,11 +57,13 @@ class ParaphraseSearchTest(MemoryTestCase):
         return [item["content"].split("] ", 1)[-1] for item in self.search(question, top_k=top_k, memory=memory)]
 
     def test_a_question_about_a_hometown_ranks_where_someone_grew_up_first(self):
-        memory = self.open_memory(meaning_pool=0)  # this mechanism alone: the meaning channel (tests/test_meaning.py) off
+        # This mechanism alone: the meaning channel (tests/test_meaning.py) off.
+        memory = self.open_memory(meaning_pool=0)
         self.assertEqual(self.first("What is Keira's hometown?", memory), [GREW_UP])
 
     def test_without_the_stand_ins_the_grew_up_message_is_not_first(self):
-        memory = self.open_memory(related_share=0.0, meaning_pool=0)  # this mechanism alone: the meaning channel (tests/test_meaning.py) off
+        # This mechanism alone: the meaning channel (tests/test_meaning.py) off.
+        memory = self.open_memory(related_share=0.0, meaning_pool=0)
         self.assertNotEqual(self.first("What is Keira's hometown?", memory), [GREW_UP])
 
     def test_an_exact_word_still_ranks_above_its_stand_in(self):

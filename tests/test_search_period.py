@@ -89,7 +89,8 @@ class PeriodCandidatesTest(MemoryTestCase):
         self.assertEqual(len(self.found(self.memory)), 6)
 
     def test_at_most_period_pool_of_them_join(self):
-        memory = self.open_memory(period_pool=2, meaning_pool=0)  # this mechanism alone: the meaning channel (tests/test_meaning.py) off
+        # This mechanism alone: the meaning channel (tests/test_meaning.py) off.
+        memory = self.open_memory(period_pool=2, meaning_pool=0)
         self.assertEqual(len(self.found(memory)), 2)
         self.assertEqual(len(self.found(self.open_memory(period_pool=0, meaning_pool=0))), 0)
 

@@ -50,7 +50,8 @@ class RelatedWordsTest(MemoryTestCase):
         self.assert_in_first_three("Who has a nut allergy?", "allergic to peanuts")
 
     def test_a_question_with_no_word_of_the_memory_still_gets_related_candidates(self):
-        items = self.search("wedding ceremony", top_k=3, memory=self.open_memory(meaning_pool=0))  # this mechanism alone: the meaning channel (tests/test_meaning.py) off
+        # This mechanism alone: the meaning channel (tests/test_meaning.py) off.
+        items = self.search("wedding ceremony", top_k=3, memory=self.open_memory(meaning_pool=0))
         self.assertIn("getting married", items[0]["content"])
         self.assertIn("related", items[0]["signals"])
 

@@ -73,6 +73,7 @@ class Pool(NamedTuple):
     meaning: Dict[Key, float] = {}  # message -> cosine of its meaning vector with the question's (meaning.py)
     word_match: float = 1.0  # idf share of the question's words the best message holds (unseen words count too)
     meaning_only: bool = False  # no message matched in words: every candidate came by meaning (a fallback)
+    unseen: float = 0.0  # idf share of the question's words (speakers aside) that no message of the user holds
 
 
 class Limits(NamedTuple):
@@ -173,7 +174,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits, keep: Opt
     return Pool(messages, pool_views, scores, option_scores, idf, _keyed(feedback_docs, found), matched,
                 hits, best_per_message(scores, pool_views), _keyed(related, found),
                 _keyed(typo, found), {k: near.scores[k] for k in messages if k in near.scores},
-                _word_match(asked, scorer, hits), meaning_only)
+                _word_match(asked, scorer, hits), meaning_only, _unseen(asked, scorer))
 
 
 def _nearness(reader: Reader, user_key: int, asked: Sequence[str], scorer: _Scorer, limits: Limits,
@@ -185,6 +186,13 @@ def _nearness(reader: Reader, user_key: int, asked: Sequence[str], scorer: _Scor
     stems = asked if reader.settings.stem else [stem(t) for t in asked]
     idf = {s: scorer.idf(MESSAGE, t) for s, t in zip(stems, asked)}
     return meaning.nearness(reader, user_key, stems, idf, limits.meaning_pool, limits.meaning_scan, keep)
+
+
+def _unseen(asked: Sequence[str], scorer: _Scorer) -> float:
+    """The idf share of the question's terms `asked` that the user's memory never holds."""
+    weights = [scorer.idf(MESSAGE, t) for t in asked]
+    total = sum(weights)
+    return sum(w for t, w in zip(asked, weights) if not scorer.df[(MESSAGE, t)]) / total if total > 0 else 0.0
 
 
 def _word_match(asked: Sequence[str], scorer: _Scorer, hits: Mapping[Key, frozenset]) -> float:

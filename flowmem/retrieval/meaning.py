@@ -63,7 +63,7 @@ def nearness(reader: Reader, user_key: int, stems: Sequence[str], idf: Mapping[s
     dots = dot_products(held, vector)
     if not dots:
         return NOTHING
-    length = math.sqrt(sum(c * c for c in vector)) * tab.scale
+    length = math.sqrt(sum(c * c for c in vector)) * meaning.TEXT_SCALE
     scores = {key: dot / length for key, dot in zip(held.keys, dots)}
     docs = held.docs
     if keep is None:
@@ -84,3 +84,36 @@ def gate(word_match: float, closed_at: float) -> float:
     if closed_at <= 0:
         return 0.0
     return max(0.0, 1.0 - word_match / closed_at)
+
+
+def placed(order: Sequence[Key], scores: Mapping[Key, float], nearness: Mapping[Key, float],
+           places: Sequence[int]) -> Tuple[List[Key], Dict[Key, float]]:
+    """`order` with a message near in meaning at each of `places` (1-based, ascending): the nearest not
+    yet above that place moves up to it, or comes in there if the fusion left it out.
+
+    So the words' order keeps its say everywhere else, and a message found by meaning alone is
+    seen at those places even when the gate shut its signal. Scores stay non-increasing: a
+    message moved up takes the score of the one it passed.
+    """
+    out = list(order)
+    new_scores = dict(scores)
+    nearest = sorted(nearness, key=lambda k: (-nearness[k], k))
+    used = 0
+    for place in places:
+        index = place - 1
+        if index > len(out):
+            break
+        above = set(out[:index])
+        while used < len(nearest) and nearest[used] in above:
+            used += 1
+        if used == len(nearest):
+            break
+        key = nearest[used]
+        used += 1
+        if key in out:
+            out.remove(key)
+        passed = out[index] if index < len(out) else None
+        out.insert(index, key)
+        score = 0.0 if passed is None else new_scores[passed]  # the score of the message it passed
+        new_scores[key] = min(score, new_scores[out[index - 1]]) if index else score
+    return out, new_scores

@@ -157,6 +157,7 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
         order, scores = spread(ordered.order, ordered.scores, ranking.spread_keep, ranking.spread_slots,
                                ranking.spread_gap)
         ordered = ordered._replace(order=order, scores=scores)
+    ordered = place_by_meaning(prepared, ordered, ranking)
     picks = select_views(ordered.order, ordered.scores, prepared.pool, top_k, ranking.view_kind,
                          ranking.message_share, spare=_SPARE_PICKS)
     items: List[Dict[str, Any]] = []
@@ -165,7 +166,7 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
     for pick in picks:
         if len(items) == top_k:
             break
-        audit = {name: ranks[pick.anchor] for name, ranks in audited if pick.anchor in ranks}
+        audit: Dict[str, Any] = {name: ranks[pick.anchor] for name, ranks in audited if pick.anchor in ranks}
         if prepared.pool.meaning_only:
             audit[fallback.FALLBACK] = fallback.NEAREST_MEANING  # no word matched: a fallback, by meaning
         rows = [prepared.message_row(key) for key in pick.keys()]
@@ -176,6 +177,22 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
         seen_contents.add(item["content"])
         items.append(item)
     return items
+
+
+def place_by_meaning(prepared: Prepared, ordered: Ordered, ranking: Ranking) -> Ordered:
+    """`ordered` with the nearest in meaning at `meaning_places` (meaning.placed()); their items report
+    their meaning rank whether or not the gate left the signal a weight.
+
+    The places in the head count only for questions whose words the memory mostly never
+    holds (`meaning_unseen`), and that name no period: a month or a season has no meaning
+    the word vectors know (period.py finds those).
+    """
+    asks_in_other_words = prepared.pool.unseen >= ranking.meaning_unseen and not prepared.query.periods
+    places = [p for p in ranking.meaning_places if p > ranking.head_size or asks_in_other_words]
+    if not places or not prepared.pool.meaning:
+        return ordered
+    order, scores = meaning.placed(ordered.order, ordered.scores, prepared.pool.meaning, places)
+    return Ordered(order, scores, dict(ordered.audit, **{signals.MEANING: competition_ranks(prepared.pool.meaning)}))
 
 
 def fuse_signals(pool: Pool, scores: Mapping[str, Mapping[Key, float]], ranking: Ranking,

@@ -28,6 +28,8 @@ class _Fields(NamedTuple):
     related_share: float  # share of a related word's idf x strength counted in the BM25 signals (bridges.py)
     meaning_pool: int  # messages nearest the question in meaning that join the pool (meaning.py)
     meaning_scan: int  # the user's latest messages the meaning channel scores
+    meaning_places: Tuple[int, ...]  # places the nearest in meaning are moved up to (meaning.placed())
+    meaning_unseen: float  # the share of the question's words never said at which head places apply
     meaning_rrf_k: float  # the meaning signal's own constant in weight / (k + rank)
     meaning_closed_at: float  # the word match at which the meaning gate is shut (meaning.gate())
     tail_weights: Tuple[Tuple[str, float], ...]  # (signal, weight) that differ past the head

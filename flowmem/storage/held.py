@@ -1,8 +1,9 @@
 """What a Store holds in memory between transactions, and what tells it to let go.
 
 A Store keeps the sessions search read (session_cache.py), users' message postings
-(postings.py) and their meaning vectors (vectors.py), all in BoundedCaches, and the index generation and settings it reads
-with. Other writers change what those hold, in this process or another, in two sizes:
+(postings.py) and their meaning vectors (vectors.py), all in BoundedCaches, and the
+index generation and settings it reads with. Other writers change what those hold, in
+this process or another, in two sizes:
 
 - a reindex bumps the index generation (settings.py): everything held is dropped and the
   settings of the new index adopted (adopt());
@@ -25,8 +26,8 @@ from ..text import stem
 from .bounded_cache import BoundedCache
 from .postings import HeldPostings
 from .session_cache import SessionCache
-from .vectors import HeldVectors
 from .settings import IndexState, ViewSettings, decode_settings, index_problem, read_marks, read_meta
+from .vectors import HeldVectors
 
 log = logging.getLogger("flowmem.store")
 

@@ -127,7 +127,8 @@ def _add(conn: sqlite3.Connection, session_key: int, added: Sequence[views.Span]
 
 
 def rebuild(conn: sqlite3.Connection, settings: ViewSettings, progress: Callable[[int, int], None]) -> None:
-    """Re-derive every message's tokens, meaning vector and every view from the verbatim messages, session by session."""
+    """Re-derive every message's tokens and meaning vector, and every view, from the verbatim messages,
+    session by session."""
     conn.execute(fts.delete_all_sql())
     conn.execute("DELETE FROM views")
     conn.execute("DELETE FROM user_stats")
