@@ -162,9 +162,17 @@ def _add_bodies(args: argparse.Namespace) -> Iterable[Tuple[str, Dict[str, Any]]
     return numbered_bodies(_read_input(args.file))
 
 
+# What the plain output says above results that are a fallback (retrieval/fallback.py).
+FALLBACK_NOTES = {"meaning": "no word of the question is in this memory: the messages nearest it in meaning",
+                  "latest_session": "nothing in this memory matches the question: its latest messages"}
+
+
 def _print_hits(data: Sequence[Dict[str, Any]]) -> None:
     if not data:
         print("no results")
+    kinds = sorted({hit["signals"]["fallback"] for hit in data if "fallback" in hit.get("signals", {})})
+    for kind in kinds:
+        print("(%s)" % FALLBACK_NOTES.get(kind, "a fallback: " + kind))
     for rank, hit in enumerate(data, 1):
         print("%d. %.4f  %s  %s  session %s  %s" % (rank, hit["score"], hit["id"], hit["view"], hit["session_id"],
                                                      hit["created_at"] or "-"))

@@ -51,6 +51,7 @@ def setting(default: Any, group: str, help: str) -> Any:
     return dataclasses.field(default=default, metadata={"group": group, "help": help})
 
 
+_MEANING_PLACES = ",".join(map(str, [2, 5] + list(range(10, 101, 5))))  # docs/meaning.md
 @dataclasses.dataclass(frozen=True)
 class Config:
     """flowmem's settings. Retrieval defaults are the measured ones (see README)."""
@@ -83,14 +84,13 @@ class Config:
     allowed_hosts: str = setting(
         "", "server", "Host names answered besides localhost and IP literals, comma-separated; on a public address, "
         "none means any")
-    allowed_origins: str = setting(
-        "", "server", "web page origins allowed to call flowmem, with CORS, comma-separated (e.g. https://app.example)")
+    allowed_origins: str = setting("", "server", "web page origins allowed to call flowmem (CORS), comma-separated")
     top_k_cap: int = setting(100, "results", "the largest top_k a Search gets; a larger one is clamped to it")
     # The README's Speed section measures what the two caches cost in RSS and save in search time.
     cache_messages: int = setting(
         200_000, "database", "messages search keeps in memory between searches, one per 2,000 characters of a long "
         "one (about 1.2 KB of RSS per short message)")
-    cache_vectors: int = setting(200_000, "database", "messages whose meaning vectors search keeps in memory")
+    cache_vectors: int = setting(20_000, "database", "messages whose meaning vectors search keeps (about 1.3 KB each)")
     cache_words: int = setting(
         5_000_000, "database", "words of users' messages whose postings search keeps in memory (about 7 bytes "
         "each); a user with more is read from the index at every search")
@@ -185,12 +185,12 @@ class Config:
         "holds counts for in the message's BM25 (0: related words only feed weight_related)")
     weight_meaning: float = setting(0.5, "ranking", "weight of nearness in meaning in the head, times the gate")
     meaning_closed_at: float = setting(0.15, "ranking", "share of the question's words matched that shuts the gate")
-    meaning_places: str = setting("2,5,10,20,30,40,50,60,70,80,90,100", "ranking", "places meaning's nearest take")
-    meaning_unseen: float = setting(0.6, "ranking", "share of the question's words unseen for head places to apply")
+    meaning_places: str = setting(_MEANING_PLACES, "ranking", "places the nearest in meaning move up to, one each")
+    meaning_unseen: float = setting(0.5, "ranking", "share of the question's words unseen for head places to apply")
     meaning_rrf_k: float = setting(5.0, "ranking", "the meaning signal's own k in weight / (k + rank)")
     tail_weight_meaning: float = setting(0.05, "ranking", "weight of nearness in meaning past the first head_size")
     meaning_pool: int = setting(20, "ranking", "messages nearest in meaning that join the candidates; 0 turns it off")
-    meaning_scan: int = setting(20_000, "ranking", "a user's latest messages compared in meaning: its cost's bound")
+    meaning_scan: int = setting(5_000, "ranking", "a user's latest messages compared in meaning: its cost's bound")
     adjacency_top: int = setting(3, "ranking", "best messages whose neighbours the adjacency ranking brings up")
     # 500, was 1000: LoCoMo dev and synthetic the same, --haystack 10000 within 0.002 (`tools/eval.py ... compare`;
     # 300 lost 0.005 there); a 10k/100k-message user's p50 39 -> 28 / 62 -> 55 ms (`tools/bench_locomo.py --set`).

@@ -33,6 +33,17 @@ class CliTest(CliMixin, unittest.TestCase):
                 self.assertIn("usage: flowmem " + command, result.stdout)
         self.assertIn("delete-user", self.run_cli("--help").stdout)
 
+    def test_plain_search_output_says_when_results_are_a_fallback_by_meaning_or_the_latest(self):
+        result = self.run_cli("add", "--db", self.db, "--user", "u1", "--session", "s1", "--content",
+                              "She's a retired racing greyhound")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        by_meaning = self.run_cli("search", "--db", self.db, "--user", "u1", "Do I have a dog?").stdout
+        self.assertIn("nearest it in meaning", by_meaning.splitlines()[0])
+        latest = self.run_cli("search", "--db", self.db, "--user", "u1", "qwzx?").stdout
+        self.assertIn("its latest messages", latest.splitlines()[0])
+        matched = self.run_cli("search", "--db", self.db, "--user", "u1", "greyhound").stdout
+        self.assertTrue(matched.startswith("1. "), matched)
+
     def test_add_and_search_work_on_a_database_file_without_a_server(self):
         bodies = [add_body("u1", "s1", ["Alice: my cactus is named Spike", "Bob: cute"]),
                   add_body("u1", "s2", ["Alice: Spike got a new pot"])]

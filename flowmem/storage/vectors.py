@@ -21,7 +21,7 @@ under it.
 from __future__ import annotations
 
 from array import array
-from typing import Dict, List, Mapping, NamedTuple, Sequence, Tuple
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ..text.meaning import OFFSET, SLOT, pack, unpack
 
@@ -39,14 +39,25 @@ class HeldVectors(NamedTuple):
     totals: "array[int]"  # the sums of their stored components (each component + OFFSET),
     columns: Tuple[int, ...]  # and, per component, that component of each, packed (the module's docstring)
     vectors: bytes  # their stored vectors, one after the other (dims bytes each)
+    bias: int  # packed, BIAS - OFFSET x each one's total: what turns the columns' sum into dot products + a constant
+    positions: Dict[Key, int]  # a memo, filled by position(): where each message is, in the order held
+
+    def position(self, key: Key) -> Optional[int]:
+        """Where message `key` is in the order held; None if it is not held."""
+        if not self.positions and self.keys:
+            self.positions.update((k, i) for i, k in enumerate(self.keys))
+        return self.positions.get(key)
 
     def stored(self, i: int) -> bytes:
         """The stored vector of the i-th message held."""
         return self.vectors[i * self.dims:(i + 1) * self.dims]
 
 
+BIAS = 1 << 31  # added to every slot of shifted_dots(): dot products are within +-2**31 less OFFSET x 2**16 x dims
+
+
 def empty(dims: int) -> HeldVectors:
-    return HeldVectors(0, {}, dims, array("q"), (), array("q"), (0,) * dims, b"")
+    return HeldVectors(0, {}, dims, array("q"), (), array("q"), (0,) * dims, b"", 0, {})
 
 
 def extended(held: HeldVectors, sessions: Mapping[int, int], added: Sequence[Tuple[int, int, int, bytes]],
@@ -61,11 +72,18 @@ def extended(held: HeldVectors, sessions: Mapping[int, int], added: Sequence[Tup
     new = b"".join(row[3] for row in added)
     width = len(held.docs) * SLOT
     columns = tuple(old | (pack(new[i::dims]) << width) for i, old in enumerate(held.columns))
-    totals = held.totals + array("q", [sum(row[3]) for row in added])
+    added_totals = [sum(row[3]) for row in added]
+    totals = held.totals + array("q", added_totals)
     docs = held.docs + array("q", [row[0] for row in added])
     keys = list(held.keys) + [(row[1], row[2]) for row in added]
-    out = HeldVectors(n_messages, dict(sessions), dims, docs, keys, totals, columns, held.vectors + new)
+    bias = held.bias | (_packed_slots([BIAS - OFFSET * t for t in added_totals]) << width)
+    out = HeldVectors(n_messages, dict(sessions), dims, docs, keys, totals, columns, held.vectors + new, bias, {})
     return _latest(out, limit)
+
+
+def _packed_slots(values: Sequence[int]) -> int:
+    """Non-negative ints below 2**32, one a SLOT-bit slot, first lowest."""
+    return int.from_bytes(b"".join(v.to_bytes(4, "little") for v in values), "little")
 
 
 def _latest(held: HeldVectors, limit: int) -> HeldVectors:
@@ -73,26 +91,23 @@ def _latest(held: HeldVectors, limit: int) -> HeldVectors:
     drop = len(held.docs) - limit
     if drop <= 0:
         return held
-    keep = (1 << (SLOT * limit)) - 1
-    columns = tuple((column >> (SLOT * drop)) & keep for column in held.columns)
+    columns = tuple(column >> (SLOT * drop) for column in held.columns)  # the oldest slots are the lowest
     return held._replace(docs=held.docs[drop:], keys=held.keys[drop:], totals=held.totals[drop:],
-                         columns=columns, vectors=held.vectors[drop * held.dims:])
+                         columns=columns, vectors=held.vectors[drop * held.dims:], bias=held.bias >> (SLOT * drop),
+                         positions={})
+
+
+def shifted_dots(held: HeldVectors, query: Sequence[int]) -> Tuple["array[int]", int]:
+    """(the integer dot product of the int8 vector `query` with every vector held, plus a constant, in the
+    order held; that constant): ordering the first orders the dot products, with no Python loop over them."""
+    total = held.bias
+    for weight, column in zip(query, held.columns):
+        total += (weight + OFFSET) * column
+    # Each slot is sum((q + OFFSET) * (v + OFFSET)) + BIAS - OFFSET * sum(v + OFFSET) = q.v + OFFSET * sum(q) + BIAS.
+    return unpack(total, len(held.docs)), BIAS + OFFSET * sum(query)
 
 
 def dot_products(held: HeldVectors, query: Sequence[int]) -> List[int]:
     """The integer dot product of the int8 vector `query` with every vector held, in the order held."""
-    n = len(held.docs)
-    if not n:
-        return []
-    total = 0
-    for weight, column in zip(query, held.columns):
-        total += (weight + OFFSET) * column
-    slots = unpack(total, n)
-    # Each slot is sum((q + OFFSET) * (v + OFFSET)); take away OFFSET * sum(v + OFFSET) and OFFSET * sum(q).
-    shift = OFFSET * sum(query)
-    return [s - OFFSET * t - shift for s, t in zip(slots, held.totals)]
-
-
-def positions(held: HeldVectors) -> Dict[Key, int]:
-    """Where each message held is, in the order held."""
-    return {key: i for i, key in enumerate(held.keys)}
+    slots, constant = shifted_dots(held, query)
+    return [s - constant for s in slots]

@@ -379,3 +379,60 @@ def run(settings: Optional[Mapping[str, Any]] = None, memory_factory: Optional[M
                  "questions": life},
         "pairs": {"all": _summary(pair_rows), "questions": pair_rows},
     }
+
+
+def channel(table_path: Optional[str] = None) -> Dict[str, Any]:
+    """The meaning channel alone, no search around it: for each probe question, the rank of its first
+    evidence message among its probe's messages by cosine with the question (text/meaning.py vectors,
+    the question's words weighted by their idf among those messages as search weighs them).
+
+    table_path: another word-vector file (tools/build_meaning.py --out) instead of the shipped one, to
+    compare how the vectors are made without indexing anything.
+    """
+    from flowmem.retrieval import bm25
+    from flowmem.text import meaning
+    from flowmem.text.tokenize import query_terms, split_speaker
+
+    table = meaning.read_table(table_path) if table_path else meaning.table()
+    saved, meaning._table = meaning._table, table
+    try:
+        def ranks(sessions: Sequence[Mapping[str, Any]],
+                  questions: Sequence[Tuple[str, Sequence[Evidence]]]) -> List[int]:
+            said = [(si, p, m["content"]) for si, s in enumerate(sessions) for p, m in enumerate(s["messages"], 1)]
+            stems = [meaning.text_stems(split_speaker(text)[1]) for _, _, text in said]
+            vectors = [meaning.mean_vector(s) for s in stems]
+            df: Dict[str, int] = {}
+            for s in stems:
+                for word in set(s):
+                    df[word] = df.get(word, 0) + 1
+            out = []
+            for question, evidence in questions:
+                words = meaning.content_words(query_terms(question))
+                idf = {w: bm25.idf(len(said), df.get(w, 0)) for w in words}
+                most = max(idf.values(), default=0.0)
+                q = meaning.mean_vector(words, [max(1, round(8 * idf[w] / most)) if most else 1 for w in words])
+                if q is None:
+                    out.append(len(said) + 1)
+                    continue
+                score = [-2.0 if v is None else _cosine(q, v) for v in vectors]
+                order = sorted(range(len(said)), key=lambda i: (-score[i], i))
+                wanted = set(evidence)
+                out.append(next(r for r, i in enumerate(order, 1) if said[i][:2] in wanted))
+            return out
+
+        life = ranks(LIFE, [(q.question, q.evidence) for q in LIFE_QUESTIONS])
+        pairs = []
+        for index in range(len(PAIRS)):
+            sessions, where = pair_probe(index)
+            pairs += ranks(sessions, [(PAIRS[index].question, [where])])
+    finally:
+        meaning._table = saved
+    paraphrased = [r for r, q in zip(life, LIFE_QUESTIONS) if q.paraphrased]
+    return {"life_first_3": sum(r <= 3 for r in life), "paraphrased_first_3": sum(r <= 3 for r in paraphrased),
+            "pairs_first": sum(r == 1 for r in pairs), "pairs_first_3": sum(r <= 3 for r in pairs),
+            "life_ranks": life, "pair_ranks": pairs}
+
+
+def _cosine(a: Sequence[int], b: Sequence[int]) -> float:
+    """a . b / |b|: the same order as the cosine for one question `a`."""
+    return sum(x * y for x, y in zip(a, b)) / (sum(y * y for y in b) ** 0.5 or 1.0)
