@@ -27,6 +27,7 @@ import gzip
 import json
 import math
 import os
+import pkgutil
 import sys
 import threading
 from array import array
@@ -90,14 +91,22 @@ def table() -> Table:
     if _table is None:
         with _load_lock:
             if _table is None:
-                _table = read_table(DATA)
+                # pkgutil reads it from a directory or a zip alike (the .pyz: tools/build_pyz.py).
+                packed = pkgutil.get_data(__name__.rpartition(".")[0], "data/" + os.path.basename(DATA))
+                if packed is None:  # no loader that reads data: never for a directory or a zip
+                    raise FileNotFoundError(DATA)
+                _table = parse_table(gzip.decompress(packed), DATA)
     return _table
 
 
 def read_table(path: str) -> Table:
     """Read a word-vector file written by tools/build_meaning.py."""
     with gzip.open(path, "rb") as f:
-        data = f.read()
+        return parse_table(f.read(), path)
+
+
+def parse_table(data: bytes, path: str) -> Table:
+    """The word vectors of a file's decompressed bytes (`path` names it in errors)."""
     if not data.startswith(MAGIC):
         raise ValueError("%s is not a flowmem word-vector file" % path)
     header_end = data.index(b"\n", len(MAGIC))
