@@ -50,6 +50,7 @@ COARSE_GRID: Dict[str, Sequence[Any]] = {
     "message_share": (0.8, 1.0),
     "meaning_closed_at": (0.0, 0.15, 0.3),
     "meaning_unseen": (0.4, 0.6, 0.8, 1.1),
+    "meaning_places": tune.GRID["meaning_places"],  # none, every fifth from 15 to 100, and the default's head ones too
 }
 # The coarse grid's weights with the steps between 0.05 and 0.5 that the signals added last are
 # tuned to (reply 0.12, related 0.06, period 0.3 on all five conversations): the coarse grid

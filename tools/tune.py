@@ -48,6 +48,7 @@ GRID: Dict[str, Sequence[Any]] = {
     "message_share": (0.8, 0.85, 0.9, 0.95, 1.0),
     "meaning_closed_at": (0.0, 0.1, 0.15, 0.2, 0.3, 0.5),
     "meaning_unseen": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.1),
+    "meaning_places": ("", ",".join(map(str, range(15, 101, 5))), flowmem_config.Config().meaning_places),
 }
 WEIGHT_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0)
 TOP_K = 100  # items per question, as tools/eval.py asks
