@@ -2,7 +2,7 @@
 
 A question often asks in other words than the memory that answers it ("What pet do I
 have?" / "She's a retired racing greyhound"). The word vectors in
-data/meaning-en.bin.gz were distilled from a sentence-embedding model at build time
+data/meaning-en.bin were distilled from a sentence-embedding model at build time
 (tools/build_meaning.py says how, and regenerates the file); nothing of the model is
 needed here. A text's vector is the mean of its content words' vectors: words near
 in meaning give texts near in meaning, the words themselves shared or not.
@@ -23,7 +23,6 @@ carry no meaning here.
 """
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import os
@@ -37,7 +36,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 from .stem import stem
 from .tokenize import STEMMED_STOPWORDS, unique, words
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "meaning-en.bin.gz")
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "meaning-en.bin")
 MAGIC = b"flowmem-meaning\n"
 SLOT = 32  # bits a component takes in a packed vector: sums of weight x (component + OFFSET) up to 2**32
 OFFSET = 128  # added to each int8 component to store it as a byte, and in packed vectors
@@ -46,7 +45,7 @@ OFFSET = 128  # added to each int8 component to store it as a byte, and in packe
 # of a unit mean is 0.36 to 0.55 for 80% of them, 0.64 at most, while the table's scale clips
 # components past 0.41), so a length of 160 clips only past 0.79.
 TEXT_SCALE = 160.0
-_PACKED_WORDS = 20_000  # words whose packed vectors are kept (about 550 bytes each at 128 dimensions)
+_PACKED_WORDS = 4_000  # words whose packed vectors are kept (about 1.1 KB each at 256 dimensions)
 
 
 class Table:
@@ -92,16 +91,16 @@ def table() -> Table:
         with _load_lock:
             if _table is None:
                 # pkgutil reads it from a directory or a zip alike (the .pyz: tools/build_pyz.py).
-                packed = pkgutil.get_data(__name__.rpartition(".")[0], "data/" + os.path.basename(DATA))
-                if packed is None:  # no loader that reads data: never for a directory or a zip
+                data = pkgutil.get_data(__name__.rpartition(".")[0], "data/" + os.path.basename(DATA))
+                if data is None:  # no loader that reads data: never for a directory or a zip
                     raise FileNotFoundError(DATA)
-                _table = parse_table(gzip.decompress(packed), DATA)
+                _table = parse_table(data, DATA)
     return _table
 
 
 def read_table(path: str) -> Table:
     """Read a word-vector file written by tools/build_meaning.py."""
-    with gzip.open(path, "rb") as f:
+    with open(path, "rb") as f:
         return parse_table(f.read(), path)
 
 
