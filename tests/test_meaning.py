@@ -91,14 +91,14 @@ class PlacesTest(unittest.TestCase):
         order = [(1, 1), (1, 2), (1, 3), (1, 4)]
         scores = {(1, 1): 0.4, (1, 2): 0.3, (1, 3): 0.2, (1, 4): 0.1}
         nearness = {(1, 4): 0.9, (1, 1): 0.5, (2, 7): 0.8}
-        out, new = meaning_channel.placed(order, scores, nearness, [2, 3])
+        out, new = meaning_channel.placed(order, scores, meaning_channel.nearest_first(nearness, 5), [2, 3])
         self.assertEqual(out, [(1, 1), (1, 4), (2, 7), (1, 2), (1, 3)])
         ranked = [new[k] for k in out]
         self.assertEqual(ranked, sorted(ranked, reverse=True))
 
     def test_a_message_already_above_its_place_is_left_where_it_is(self):
         order = [(1, 1), (1, 2), (1, 3)]
-        out, _ = meaning_channel.placed(order, {k: 1.0 - k[1] / 10 for k in order}, {(1, 1): 0.9}, [3])
+        out, _ = meaning_channel.placed(order, {k: 1.0 - k[1] / 10 for k in order}, [(1, 1)], [3])
         self.assertEqual(out, order)
 
 

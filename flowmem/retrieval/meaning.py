@@ -118,10 +118,16 @@ def gate(word_match: float, closed_at: float) -> float:
     return max(0.0, 1.0 - word_match / closed_at)
 
 
-def placed(order: Sequence[Key], scores: Mapping[Key, float], nearness: Mapping[Key, float],
+def nearest_first(nearness: Mapping[Key, float], size: int) -> List[Key]:
+    """The `size` messages nearest in meaning, nearest first, equal ones by key (tuples compared in C)."""
+    return [key for _, key in heapq.nsmallest(size, [(-value, key) for key, value in nearness.items()])]
+
+
+def placed(order: Sequence[Key], scores: Mapping[Key, float], nearest: Sequence[Key],
            places: Sequence[int]) -> Tuple[List[Key], Dict[Key, float]]:
-    """`order` with a message near in meaning at each of `places` (1-based, ascending): the nearest not
-    yet above that place moves up to it, or comes in there if the fusion left it out.
+    """`order` with a message near in meaning at each of `places` (1-based, ascending): the nearest
+    (`nearest`, nearest_first(); len(places) + max(places) of them suffice) not yet above that place
+    moves up to it, or comes in there if the fusion left it out.
 
     So the words' order keeps its say everywhere else, and a message found by meaning alone is
     seen at those places even when the gate shut its signal. Scores stay non-increasing: a
@@ -129,7 +135,6 @@ def placed(order: Sequence[Key], scores: Mapping[Key, float], nearness: Mapping[
     """
     out = list(order)
     new_scores = dict(scores)
-    nearest = sorted(nearness, key=lambda k: (-nearness[k], k))
     used = 0
     for place in places:
         index = place - 1

@@ -49,6 +49,7 @@ from .selection import select_views
 from .spread import spread
 
 STATE_UPDATE = "state_update"  # what an item's `signals` report of the state-update rerank (not a signal)
+_AUDITED_NEAREST = 100  # a fallback by meaning with no places reports the meaning ranks of this many
 _SPARE_PICKS = 20  # picks beyond top_k: a pick whose content repeats an earlier one's gives its slot up
 
 
@@ -193,8 +194,10 @@ def place_by_meaning(prepared: Prepared, ordered: Ordered, ranking: Ranking) -> 
     places = [p for p in ranking.meaning_places if p > ranking.head_size or asks_in_other_words]
     if not pool.meaning or not (places or pool.meaning_only):
         return ordered
-    order, scores = meaning.placed(ordered.order, ordered.scores, pool.meaning, places)
-    return Ordered(order, scores, dict(ordered.audit, **{signals.MEANING: competition_ranks(pool.meaning)}))
+    nearest = meaning.nearest_first(pool.meaning, len(places) + max(places, default=_AUDITED_NEAREST))
+    order, scores = meaning.placed(ordered.order, ordered.scores, nearest, places)
+    ranks = competition_ranks({key: pool.meaning[key] for key in nearest})  # what the items report
+    return Ordered(order, scores, dict(ordered.audit, **{signals.MEANING: ranks}))
 
 
 def _dated(query: Query) -> bool:

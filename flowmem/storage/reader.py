@@ -221,7 +221,7 @@ class Reader:
     def _indexed_doc_freqs(self, user_key: int, tokens: Sequence[str],
                            kinds: Sequence[str]) -> Dict[Tuple[str, str], int]:
         """doc_freqs() read from the FTS5 index."""
-        prefixes = {fts.kind_prefix(user_key, kind): kind for kind in KINDS}
+        prefixes = {fts.kind_prefix(user_key, kind): kind for kind in tuple(KINDS) + tuple(kinds)}
         out = {}
         for sql, params in fts.doc_freq_sql(user_key, tokens, kinds):
             for term, n in self.conn.execute(sql, params):
