@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from sys import intern
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from ..text import timeexpr
 from ..text.features import shown
@@ -123,18 +123,26 @@ class Reader:
             "SELECT session_key, n_messages, session_id, tag FROM sessions WHERE user_key = ?", (user_key,))}
         if any(sessions.get(key, (0,))[0] < n for key, (n, _, _) in held.sessions.items()):
             held = EMPTY  # held was read from a newer snapshot than this one: start again
-        added: List[Tuple[int, int, int, int, str]] = []
-        for key, (n, _, _) in sorted(sessions.items()):
-            seen = held.sessions[key][0] if key in held.sessions else 0
-            if n > seen:
-                added += self.conn.execute(
-                    "SELECT v.doc_id, v.session_key, v.first_seq, v.length, m.tokens FROM views v JOIN messages m"
-                    " ON m.session_key = v.session_key AND m.seq = v.first_seq"
-                    " WHERE v.session_key = ? AND v.last_seq > ? AND v.kind = ?", (key, seen, MESSAGE)).fetchall()
-        added.sort()
+        added = self._grown(((key, n, held.sessions[key][0] if key in held.sessions else 0)
+                             for key, (n, _, _) in sessions.items()), "v.length, m.tokens")
         if added and held.docs and added[0][0] <= held.docs[-1]:
             return self._extend(user_key, EMPTY, words)  # ids not above those held: never seen, but exact either way
         return extended(held, sessions, added, words)
+
+    def _grown(self, sessions: Iterable[Tuple[int, int, int]], columns: str) -> List[Tuple[Any, ...]]:
+        """(doc_id, session_key, position, *columns) of the message views that sessions
+        ((session_key, messages now, messages held)) gained, doc ids ascending. `columns`: of the
+        view `v` and its message `m`, a constant of the caller's, never client text."""
+        added: List[Tuple[Any, ...]] = []
+        for key, n, seen in sorted(sessions):
+            if n > seen:
+                added += self.conn.execute(
+                    "SELECT v.doc_id, v.session_key, v.first_seq, %s FROM views v JOIN messages m"
+                    " ON m.session_key = v.session_key AND m.seq = v.first_seq"
+                    " WHERE v.session_key = ? AND v.last_seq > ? AND v.kind = ?" % columns,
+                    (key, seen, MESSAGE)).fetchall()
+        added.sort()
+        return added
 
     def held_vectors(self, user_key: int, dims: int, limit: int) -> HeldVectors:
         """The meaning vectors of the user's latest `limit` messages (vectors.py), extended to this snapshot."""
@@ -151,15 +159,7 @@ class Reader:
         if held is None or held.dims != dims or len(held.docs) > limit or any(
                 sessions.get(key, 0) < n for key, n in held.sessions.items()):
             held = no_vectors(dims)  # none yet, another shape, or read from a newer snapshot: start again
-        added: List[Tuple[int, int, int, bytes]] = []
-        for key, n in sorted(sessions.items()):
-            seen = held.sessions.get(key, 0)
-            if n > seen:
-                added += self.conn.execute(
-                    "SELECT v.doc_id, v.session_key, v.first_seq, m.meaning FROM views v JOIN messages m"
-                    " ON m.session_key = v.session_key AND m.seq = v.first_seq"
-                    " WHERE v.session_key = ? AND v.last_seq > ? AND v.kind = ?", (key, seen, MESSAGE)).fetchall()
-        added.sort()
+        added = self._grown(((key, n, held.sessions.get(key, 0)) for key, n in sessions.items()), "m.meaning")
         if added and held.docs and added[0][0] <= held.docs[-1]:
             return self._extend_vectors(user_key, None, dims, limit)  # ids not above those held: read all again
         return with_vectors(held, sessions, added[-limit:] if limit else [], limit)
