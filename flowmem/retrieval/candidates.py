@@ -72,8 +72,8 @@ class Pool(NamedTuple):
     typo: Dict[Key, float]  # message -> summed weight of the near spellings of unseen question words it holds
     meaning: Dict[Key, float] = {}  # message -> cosine of its meaning vector with the question's (meaning.py)
     word_match: float = 1.0  # idf share of the question's words the best message holds (unseen words count too)
-    meaning_only: bool = False  # no message matched in words: every candidate came by meaning (a fallback)
     unseen: float = 0.0  # idf share of the question's words (speakers aside) that no message of the user holds
+    meaning_only: bool = False  # no message matched in words: every candidate came by meaning (a fallback)
 
 
 class Limits(NamedTuple):
@@ -175,7 +175,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits, keep: Opt
     return Pool(messages, pool_views, scores, option_scores, idf, _keyed(feedback_docs, found), matched,
                 hits, best_per_message(scores, pool_views), _keyed(related, found),
                 _keyed(typo, found), near.cosines(messages),
-                _word_match(asked, scorer, hits), meaning_only, _unseen(asked, scorer))
+                *_word_shares(asked, scorer, hits), meaning_only)
 
 
 def _nearness(reader: Reader, user_key: int, asked: Sequence[str], scorer: _Scorer, limits: Limits,
@@ -189,25 +189,20 @@ def _nearness(reader: Reader, user_key: int, asked: Sequence[str], scorer: _Scor
     return meaning.nearness(reader, user_key, stems, idf, limits.meaning_pool, limits.meaning_scan, keep)
 
 
-def _unseen(asked: Sequence[str], scorer: _Scorer) -> float:
-    """The idf share of the question's terms `asked` that the user's memory never holds."""
-    weights = [scorer.idf(MESSAGE, t) for t in asked]
-    total = sum(weights)
-    return sum(w for t, w in zip(asked, weights) if not scorer.df[(MESSAGE, t)]) / total if total > 0 else 0.0
-
-
-def _word_match(asked: Sequence[str], scorer: _Scorer, hits: Mapping[Key, frozenset]) -> float:
-    """The idf share of the question's terms `asked` held by the message holding the most (a word the
-    memory never holds counts with the idf of one held nowhere): 1 when one message holds them all.
-    Related words (bridges.py) do not count: measured, closing the gate on them lost most of the
-    channel's paraphrase gain (docs/meaning.md)."""
+def _word_shares(asked: Sequence[str], scorer: _Scorer, hits: Mapping[Key, frozenset]) -> Tuple[float, float]:
+    """(word match, unseen) of the question's terms `asked`, idf shares of them: those the message
+    holding the most holds (1 when one message holds them all), and those the user's memory never
+    holds (a word held nowhere counts with the idf of one held nowhere). Related words (bridges.py)
+    do not count as held: measured, closing the gate on them lost most of the channel's paraphrase
+    gain (docs/meaning.md)."""
     weights = [scorer.idf(MESSAGE, t) for t in asked]
     total = sum(weights)
     if total <= 0:
-        return 0.0
+        return 0.0, 0.0
     best = max((sum(w for t, w in zip(asked, weights) if t in present) for present in hits.values()),
                default=0.0)
-    return best / total
+    unseen = sum(w for t, w in zip(asked, weights) if not scorer.df[(MESSAGE, t)])
+    return best / total, unseen / total
 
 
 def _hits(wanted: Sequence[str], tf: Mapping[str, Mapping[int, int]],

@@ -7,9 +7,9 @@ row and 128 multiplications per message; instead the vectors are held per user
 (vectors_cache in the Store, bounded_cache.py) as *columns*: for each of the `dims`
 components, one Python int packing that component of every message held, each in its
 own meaning.SLOT-bit slot (offset by meaning.OFFSET, so non-negative). A question's
-scores are then `dims` multiplications of a column by a small int, summed: C loops over
-the messages, not Python ones. `totals` holds each message's sum of stored components,
-which turns the slots of that sum back into dot products (retrieval/meaning.py).
+scores are then `dims` multiplications of a column by a small int, summed onto `bias`: C
+loops over the messages, not Python ones. `bias` packs, per message, what turns its slot of
+that sum into its dot product plus one constant (shifted_dots()).
 
 Only the latest `limit` messages of the user (by doc id) are held, the bound on a
 search's cost in a heavy memory (Config.meaning_scan). As for postings (postings.py), a
@@ -36,10 +36,8 @@ class HeldVectors(NamedTuple):
     dims: int
     docs: "array[int]"  # the message views' doc ids, ascending; then, in the same order:
     keys: Sequence[Key]  # their messages,
-    totals: "array[int]"  # the sums of their stored components (each component + OFFSET),
     columns: Tuple[int, ...]  # and, per component, that component of each, packed (the module's docstring)
-    vectors: bytes  # their stored vectors, one after the other (dims bytes each)
-    bias: int  # packed, BIAS - OFFSET x each one's total: what turns the columns' sum into dot products + a constant
+    bias: int  # packed, BIAS - OFFSET x the sum of each one's stored components (shifted_dots())
     positions: Dict[Key, int]  # a memo, filled by position(): where each message is, in the order held
 
     def position(self, key: Key) -> Optional[int]:
@@ -48,16 +46,12 @@ class HeldVectors(NamedTuple):
             self.positions.update((k, i) for i, k in enumerate(self.keys))
         return self.positions.get(key)
 
-    def stored(self, i: int) -> bytes:
-        """The stored vector of the i-th message held."""
-        return self.vectors[i * self.dims:(i + 1) * self.dims]
-
 
 BIAS = 1 << 31  # added to every slot of shifted_dots(): dot products are within +-2**31 less OFFSET x 2**16 x dims
 
 
 def empty(dims: int) -> HeldVectors:
-    return HeldVectors(0, {}, dims, array("q"), (), array("q"), (0,) * dims, b"", 0, {})
+    return HeldVectors(0, {}, dims, array("q"), (), (0,) * dims, 0, {})
 
 
 def extended(held: HeldVectors, sessions: Mapping[int, int], added: Sequence[Tuple[int, int, int, bytes]],
@@ -72,12 +66,10 @@ def extended(held: HeldVectors, sessions: Mapping[int, int], added: Sequence[Tup
     new = b"".join(row[3] for row in added)
     width = len(held.docs) * SLOT
     columns = tuple(old | (pack(new[i::dims]) << width) for i, old in enumerate(held.columns))
-    added_totals = [sum(row[3]) for row in added]
-    totals = held.totals + array("q", added_totals)
     docs = held.docs + array("q", [row[0] for row in added])
     keys = list(held.keys) + [(row[1], row[2]) for row in added]
-    bias = held.bias | (_packed_slots([BIAS - OFFSET * t for t in added_totals]) << width)
-    out = HeldVectors(n_messages, dict(sessions), dims, docs, keys, totals, columns, held.vectors + new, bias, {})
+    bias = held.bias | (_packed_slots([BIAS - OFFSET * sum(row[3]) for row in added]) << width)
+    out = HeldVectors(n_messages, dict(sessions), dims, docs, keys, columns, bias, {})
     return _latest(out, limit)
 
 
@@ -92,9 +84,8 @@ def _latest(held: HeldVectors, limit: int) -> HeldVectors:
     if drop <= 0:
         return held
     columns = tuple(column >> (SLOT * drop) for column in held.columns)  # the oldest slots are the lowest
-    return held._replace(docs=held.docs[drop:], keys=held.keys[drop:], totals=held.totals[drop:],
-                         columns=columns, vectors=held.vectors[drop * held.dims:], bias=held.bias >> (SLOT * drop),
-                         positions={})
+    return held._replace(docs=held.docs[drop:], keys=held.keys[drop:], columns=columns,
+                         bias=held.bias >> (SLOT * drop), positions={})
 
 
 def shifted_dots(held: HeldVectors, query: Sequence[int]) -> Tuple["array[int]", int]:

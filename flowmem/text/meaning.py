@@ -72,13 +72,6 @@ class Table:
             self._packed[word] = value
         return value
 
-    def vector(self, word: str) -> Optional[List[int]]:
-        """The word's int8 components; None if the table lacks it."""
-        row = self.rows.get(word)
-        if row is None:
-            return None
-        return [b - OFFSET for b in self.vectors[row * self.dims:(row + 1) * self.dims]]
-
 
 _table: Optional[Table] = None
 _load_lock = threading.Lock()
@@ -226,14 +219,6 @@ def _masks(dims: int, bits: int) -> Tuple[int, int]:
     return masks
 
 
-_STORED = bytes((b + OFFSET) % 256 for b in range(256))  # an int8's byte (two's complement) -> its stored byte
-
-
-def encoded(vector: Sequence[int]) -> bytes:
-    """A vector as stored: each component + OFFSET, one byte each."""
-    return array("b", vector).tobytes().translate(_STORED)
-
-
 def message_vector(stems: Iterable[str]) -> Optional[bytes]:
-    """What is stored of a message's meaning: the mean of its content words' vectors, encoded(); None without one."""
+    """What is stored of a message's meaning: its content words' mean vector (stored_mean()); None without one."""
     return stored_mean(content_words(stems))
