@@ -37,7 +37,6 @@ import http.client
 import json
 import os
 import random
-import re
 import sqlite3
 import sys
 import tempfile
@@ -51,14 +50,12 @@ if REPO_ROOT not in sys.path:
 from flowmem.config import load  # noqa: E402
 from flowmem.memory import Memory  # noqa: E402
 from flowmem.storage.settings import INDEX_VERSION  # noqa: E402
-from flowmem.text.tokenize import QUESTION_STOPWORDS  # noqa: E402
 from tools import bench, data_paths  # noqa: E402
 from tools.evalkit import dataset as datasets  # noqa: E402
+from tools.evalkit.bare import BARE_SQL, bare_expression  # noqa: E402
 from tools.evalkit.replay import add_bodies, percentile  # noqa: E402
 
 USER = "heavy-user"
-BARE_SQL = "SELECT rowid FROM bare WHERE bare MATCH ? ORDER BY bm25(bare) LIMIT ?"
-_WORD = re.compile(r"\w+")
 
 
 # -- the corpus and the questions ------------------------------------------------------
@@ -86,12 +83,6 @@ def questions(data: datasets.Dataset, count: int, seed: int) -> List[str]:
     """`count` development questions, drawn with `seed` (all of them if fewer)."""
     every = [q.question for c in data.conversations for q in c.questions]
     return random.Random(seed).sample(every, min(count, len(every)))
-
-
-def bare_expression(question: str) -> str:
-    """The bare baseline's MATCH: the question's words, less question stopwords, quoted and ORed."""
-    words = [w for w in _WORD.findall(question.lower()) if w not in QUESTION_STOPWORDS]
-    return " OR ".join('"%s"' % w for w in dict.fromkeys(words))
 
 
 # -- phases (each runs in a fresh process) ---------------------------------------------

@@ -2,6 +2,8 @@
 """Measure what flowmem retrieves: LoCoMo or the synthetic suite, or compare two runs.
 
     python tools/eval.py locomo [PATH]              # default data/locomo10-dev.json (README: how to make it)
+    python tools/eval.py locomo --style chat        # the same conversations as people type them (chatstyle.py)
+    python tools/eval.py locomo --baseline fts5     # bare FTS5 instead of flowmem (bare.py)
     python tools/eval.py synthetic [PATH]           # default fixtures/synthetic-small.json
     python tools/eval.py compare A.jsonl B.jsonl    # paired difference with bootstrap CIs
                                       [--category temporal]
@@ -12,7 +14,9 @@ and score every returned item in message-budget and item rank (tools/evalkit/met
 In-process by default, on a fresh database in a temporary folder; `--endpoint URL`
 sends the same requests to a running server instead. `--out FILE.jsonl` keeps one
 line per question for `compare`; `--set NAME=VALUE` overrides any flowmem setting
-(in-process only), e.g. `--set window_size=5`.
+(in-process only), e.g. `--set window_size=5`. `--style chat` recasts the turns as typed
+chat (tools/evalkit/chatstyle.py) before replaying them; `--baseline fts5` replays and
+scores the bare FTS5 baseline (tools/evalkit/bare.py) the same way.
 """
 from __future__ import annotations
 
@@ -32,6 +36,8 @@ if REPO not in sys.path:
 from flowmem import config as flowmem_config  # noqa: E402
 from tools import data_paths  # noqa: E402
 from tools.evalkit import compare as comparing, dataset as datasets, report, runner  # noqa: E402
+from tools.evalkit.bare import BareFts5Client  # noqa: E402
+from tools.evalkit.chatstyle import chat_style  # noqa: E402
 from tools.evalkit.replay import HttpClient, InProcessClient  # noqa: E402
 
 DEFAULT_LOCOMO = data_paths.DEFAULT_LOCOMO
@@ -56,6 +62,10 @@ def parse_settings(pairs: List[str]) -> Dict[str, Any]:
 
 
 def make_client(args: argparse.Namespace, workdir: str) -> Any:
+    if args.baseline:
+        if args.endpoint or args.set:
+            raise SystemExit("eval: --baseline runs in-process, without --endpoint or --set")
+        return BareFts5Client()
     if args.endpoint:
         if args.set:
             raise SystemExit("eval: --set applies in-process only; configure the server instead")
@@ -81,8 +91,8 @@ def run_dataset(args: argparse.Namespace, dataset: datasets.Dataset) -> Dict[str
     print("%d questions scored over %d conversations (%d messages); %d skipped for invalid evidence%s" % (
         len(run.outcomes), len(dataset.conversations), run.messages, len(dataset.skipped),
         ": " + ", ".join(s["qid"] for s in dataset.skipped) if dataset.skipped else ""))
-    print("mode: %s; top_k %d; settings: %s" % ("HTTP " + args.endpoint if args.endpoint else "in-process",
-                                               args.top_k, " ".join(args.set) or "defaults"))
+    mode = "baseline " + args.baseline if args.baseline else "HTTP " + args.endpoint if args.endpoint else "in-process"
+    print("mode: %s; top_k %d; settings: %s" % (mode, args.top_k, " ".join(args.set) or "defaults"))
     print()
     for t in report.summary_tables(groups):
         print(t)
@@ -131,6 +141,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         p.add_argument("--out", help="write one JSON line per question here")
         p.add_argument("--json", help="write the summary as JSON here")
         p.add_argument("--verbose", action="store_true", help="progress on stderr")
+        p.add_argument("--style", choices=("written", "chat"), default="written",
+                       help="chat: the turns recast as typed chat, bursts of short messages (chatstyle.py)")
+        p.add_argument("--baseline", choices=("fts5",), help="score bare FTS5 instead of flowmem (bare.py)")
         if name == "locomo":
             p.add_argument("--haystack", type=int, metavar="N", help="make each user hold N messages: the other "
                            "conversations' sessions under its speakers' labels (dataset.with_haystack)")
@@ -158,6 +171,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     dataset = data_paths.load_locomo(args.path) if args.command == "locomo" else datasets.load_json(args.path)
     if getattr(args, "haystack", None):
         dataset = datasets.with_haystack(dataset, args.haystack)
+    if args.style == "chat":
+        dataset = chat_style(dataset)
     run_dataset(args, dataset)
     return 0
 

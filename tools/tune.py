@@ -136,7 +136,7 @@ def outcomes(questions: Sequence[TuningQuestion], settings: Dict[str, Any],
     for q in questions:
         items = ranked_items(q, ranking, top_k)
         out.append(metrics.outcome(q.qid, q.category, q.gold, items, [q.turn_map.turns_of(i) for i in items],
-                                   q.turn_map.text, 0.0))
+                                   q.turn_map.text, 0.0, q.turn_map.parts))
     return out
 
 

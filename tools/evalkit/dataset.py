@@ -56,6 +56,7 @@ class Conversation(NamedTuple):
     questions: List[Question]
     language: str = "en"
     relative_times: Optional[List[Dict[str, Any]]] = None
+    parts: Optional[Dict[str, List[str]]] = None  # a turn sent as several messages -> their turn ids (chatstyle.py)
 
     def turns(self) -> Dict[str, Turn]:
         """Every turn of the conversation by turn id."""

@@ -14,7 +14,7 @@ Per question, every metric is a number in [0, 1]; a summary is their mean.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence
 
 MESSAGE_METRICS = ["hit@1", "hit@3", "hit@10", "recall@10", "recall@20", "recall@50", "recall@100", "full@100", "mrr"]
 CONTEXT_METRICS = ["ctx@2000", "ctx@8000"]
@@ -40,10 +40,13 @@ class Outcome(NamedTuple):
 
 
 def outcome(qid: str, category: str, gold: Sequence[str], items: Sequence[Dict[str, Any]],
-            item_turns: Sequence[Sequence[Optional[str]]], turn_text: Dict[str, str], latency_ms: float) -> Outcome:
+            item_turns: Sequence[Sequence[Optional[str]]], turn_text: Dict[str, str], latency_ms: float,
+            parts: Optional[Mapping[str, Sequence[str]]] = None) -> Outcome:
     """Reduce a search answer to gold-turn positions.
 
     `item_turns[i]` lists the turn ids (None for unknown messages) of `items[i]`, in order.
+    `parts`: a gold turn sent as several messages (tools/evalkit/chatstyle.py) -> their ids;
+    such a turn lands where the first of its parts does.
     """
     message_rank: Dict[str, int] = {}
     item_rank: Dict[str, int] = {}
@@ -57,18 +60,23 @@ def outcome(qid: str, category: str, gold: Sequence[str], items: Sequence[Dict[s
                 position += 1
                 message_rank[turn] = position
             item_rank.setdefault(turn, index)
-    ends: Dict[str, Optional[int]] = {}
+    members = {g: list((parts or {}).get(g) or [g]) for g in gold}
+    ends: Dict[str, int] = {}
     offset = 0
     for item in items:
         content = str(item.get("content", ""))
-        for turn in gold:
+        for turn in (m for g in gold for m in members[g]):
             if turn not in ends:
                 found = content.find(turn_text.get(turn, "\0"))
                 if found >= 0:
                     ends[turn] = offset + found + len(turn_text[turn])
         offset += len(content) + 1  # the newline that joins it to the next item
-    return Outcome(qid, category, list(gold), {g: message_rank.get(g) for g in gold},
-                   {g: item_rank.get(g) for g in gold}, {g: ends.get(g) for g in gold},
+
+    def first(found: Mapping[str, int], g: str) -> Optional[int]:
+        return min((found[m] for m in members[g] if m in found), default=None)
+
+    return Outcome(qid, category, list(gold), {g: first(message_rank, g) for g in gold},
+                   {g: first(item_rank, g) for g in gold}, {g: first(ends, g) for g in gold},
                    [str(i.get("id", "")) for i in items[:10]], latency_ms)
 
 

@@ -134,6 +134,7 @@ class TurnMap:
                 self.by_message_id[message_id(tag, position)] = turn.turn_id
                 self.by_text.setdefault(turn.content, turn.turn_id)
         self.text = {t.turn_id: t.content for s in conversation.sessions for t in s.turns}
+        self.parts = conversation.parts or {}  # a gold turn sent as several messages -> theirs
 
     def turns_of(self, item: Dict[str, Any]) -> List[Optional[str]]:
         """The turn ids of an item's messages, in order (None for a message that is no turn)."""

@@ -51,7 +51,8 @@ def ask_all(dataset: Dataset, client: Any, top_k: int = 100, index_seconds: floa
         for question in conversation.questions:
             items, latency = ask(client, conversation, question, top_k)
             outcomes.append(metrics.outcome(question.qid, question.category, question.gold, items,
-                                            [turn_map.turns_of(i) for i in items], turn_map.text, latency))
+                                            [turn_map.turns_of(i) for i in items], turn_map.text, latency,
+                                            turn_map.parts))
             questions[question.qid] = {"question": question.question, "answer": question.answer}
     messages = sum(len(s.turns) for c in dataset.conversations for s in c.sessions)
     return Run(dataset, outcomes, questions, index_seconds, messages)
