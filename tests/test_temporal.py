@@ -51,3 +51,38 @@ class TemporalSearchTest(MemoryTestCase):
         (item,) = self.search("bike", "u2")
         self.assertEqual(item["content"], "Zed: I fixed the bike yesterday")
         self.assertIsNone(item["created_at"])
+
+
+class OwnTimeTest(MemoryTestCase):
+    """A typed chat dates each message by its own time: one session spans midnight, and days."""
+
+    settings = {"date_prefix": True, "time_annotations": True}
+    EVENING = 1709941800000  # 2024-03-08 23:50 UTC
+
+    def setUp(self):
+        super().setUp()
+        lines = [("Sam: dentist tomorrow, wish me luck", 0),
+                 ("Ana: good luck!!", 5),
+                 ("Sam: i went to the climbing gym yesterday btw", 30),  # 00:20 on the 9th
+                 ("Sam: back from the coast, the ferry was yesterday", 2 * 24 * 60 + 600)]  # the 11th, 10:20
+        self.memory.add({"request_id": "r1", "user_id": "u1", "session_id": "chat", "messages": [
+            {"role": "user" if text.startswith("Sam") else "assistant", "content": text,
+             "timestamp": self.EVENING + minutes * 60_000} for text, minutes in lines]})
+
+    def first(self, question):
+        return self.search(question, top_k=1)[0]["content"]
+
+    def test_a_relative_day_said_after_midnight_is_read_from_that_message_s_day(self):
+        self.assertEqual(self.first("When did Sam go to the climbing gym?"),
+                         "[2024-03-09] Sam: i went to the climbing gym yesterday btw (yesterday = 2024-03-08)")
+
+    def test_a_relative_day_said_before_midnight_is_read_from_the_evening_s_day(self):
+        self.assertEqual(self.first("When is Sam's dentist appointment?"),
+                         "[2024-03-08] Sam: dentist tomorrow, wish me luck (tomorrow = 2024-03-09)")
+
+    def test_a_message_days_into_the_session_is_dated_by_its_own_day(self):
+        self.assertEqual(self.first("When did Sam take the ferry?"),
+                         "[2024-03-11] Sam: back from the coast, the ferry was yesterday (yesterday = 2024-03-10)")
+
+    def test_a_question_naming_the_day_meets_what_was_said_to_be_that_day(self):
+        self.assertIn("the ferry was yesterday", self.first("What did Sam do on 10 March 2024?"))

@@ -18,6 +18,7 @@ statistics stay the user's all the same (build() says why).
 from __future__ import annotations
 
 import heapq
+import re
 from datetime import date as Date
 from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
@@ -28,6 +29,7 @@ from ..storage.rows import ViewRow
 from ..storage.views import KINDS, MESSAGE
 from ..text.period import index_tokens
 from ..text.stem import stem
+from ..text.tokenize import split_speaker
 from . import bm25, bridges, context, feedback, meaning
 from .filters import DocFilter
 from .query import Query
@@ -44,6 +46,11 @@ class Message(NamedTuple):
     tokens: Tuple[str, ...]
     spans: Tuple[Tuple[int, int], ...]  # the dates the text mentions or implies: (first, last) day ordinals
     content: str  # the stored text: read for asks only, by the few messages the reply signal looks at
+    turn: Optional[Tuple[int, int]] = None  # (first, last) position of its turn, one speaker's run (views.turn_spans())
+
+    def turn_span(self) -> Tuple[int, int]:
+        """(first, last) position of its turn; the message alone where the turn is not known."""
+        return self.turn or (self.key[1], self.key[1])
 
     @property
     def asks(self) -> bool:
@@ -169,13 +176,15 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits, keep: Opt
     pool_views = dict(found)
     pool_views.update(nearby)
     matched = sorted((v.session_key, v.first) for v in found.values())
-    messages = _messages(reader, pool_views, set(matched))
+    messages = _messages(reader, pool_views, set(matched), context.turns_around(reader, found, scores,
+                                                                                 limits.context_size))
     idf = {t: scorer.idf(MESSAGE, t) for t in wanted if scorer.df[(MESSAGE, t)]}
     hits = _hits(wanted, tf, found)
     return Pool(messages, pool_views, scores, option_scores, idf, _keyed(feedback_docs, found), matched,
                 hits, best_per_message(scores, pool_views), _keyed(related, found),
                 _keyed(typo, found), near.cosines(messages),
                 *_word_shares(asked, scorer, hits), meaning_only)
+
 
 
 def _nearness(reader: Reader, user_key: int, asked: Sequence[str], scorer: _Scorer, limits: Limits,
@@ -320,8 +329,10 @@ def _restrict(tf: Mapping[str, Mapping[int, int]], found: Mapping[int, ViewRow])
     return {t: {d: c for d, c in per_doc.items() if d in found} for t, per_doc in tf.items()}
 
 
-def _messages(reader: Reader, views: Mapping[int, ViewRow], matched: Set[Key]) -> Dict[Key, Message]:
-    """Every message of the pool's views, with what the rankings read of it.
+def _messages(reader: Reader, views: Mapping[int, ViewRow], matched: Set[Key],
+              turns: Mapping[int, Set[int]]) -> Dict[Key, Message]:
+    """Every message of the pool's views and of the `turns` around its best (context.turns_around()),
+    with what the rankings read of it.
 
     Only `matched` messages (holding a question or feedback word) carry their tokens:
     the others have none of the words the token-reading rankings look for.
@@ -333,6 +344,8 @@ def _messages(reader: Reader, views: Mapping[int, ViewRow], matched: Set[Key]) -
         if held is None:
             some_view[view.session_key], held = view, positions.setdefault(view.session_key, set())
         held.update((view.first,) if view.first == view.last else range(view.first, view.last + 1))
+    for session_key, more in turns.items():
+        positions[session_key].update(more)
     out: Dict[Key, Message] = {}
     for session_key in sorted(positions):
         view = some_view[session_key]
@@ -342,14 +355,26 @@ def _messages(reader: Reader, views: Mapping[int, ViewRow], matched: Set[Key]) -
             key = (session_key, seq)
             speaker, timestamp, tokens, spans = features[seq]
             out[key] = Message(key, session_id, tag, speaker, timestamp,
-                               tokens if key in matched else (), spans, rows[seq].content)
+                               tokens if key in matched else (), spans, rows[seq].content,
+                               session.turns.get(seq, (seq, seq)))
     return out
 
 
 def _asks(content: str) -> bool:
-    """Whether a message's text asks something: it holds a question mark (ASCII or full-width).
+    """Whether a message's text asks something: it holds a question mark (ASCII or full-width),
+    or, typed without one, it opens as a question does ("where are u guys going", "did you book it").
 
     Anywhere, not only at its end: "Nice! Where was that? [shares a photo]" asks too
     (on LoCoMo dev, weight_reply's best objective was 0.7215 so, 0.7198 with end-only).
     """
-    return "?" in content or "\uff1f" in content
+    if "?" in content or "\uff1f" in content:
+        return True
+    return bool(_OPENING.match(split_speaker(content)[1]))
+
+
+# A question typed without its mark: a question word that opens no exclamation ("what a day"),
+# or a verb asking someone ("did you", "are u", "can we").
+_OPENING = re.compile(r"\s*(?:(?:what|where|which|who|whom|whose|when|why|how)\b(?!\s+(?:a|an|nice|cool|fun|great|"
+                      r"lovely|sweet|awesome|amazing|funny|sad)\b)|(?:do|does|did|are|is|was|were|have|has|had|can|"
+                      r"could|will|would|should|shall)\s+(?:you|u|ya|ye|we|they|he|she|it|i|your|ur)\b)",
+                      re.IGNORECASE)

@@ -13,7 +13,7 @@ filter (filters.py) the views holding a message outside it are left out.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from ..storage.reader import Reader
 from ..storage.rows import ViewRow
@@ -40,6 +40,28 @@ def around(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, fl
             if keep is None or keep(view):
                 context[view.doc_id] = view
     return context
+
+
+def turns_around(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, float],
+                 size: int) -> Dict[int, Set[int]]:
+    """{session key: positions} of the turns of the best `size` messages of `found` and of the turns after
+    them (where a reply is: signals.reply()), for those where a turn is more than one message: the
+    windows around a message miss most of a burst. (Where every turn is one message, as in written
+    conversations, nothing: the windows hold them.)"""
+    best = sorted(found, key=lambda d: (-scores.get(d, 0.0), d))[:size]
+    out: Dict[int, Set[int]] = {}
+    for d in best:
+        v = found[d]
+        turns = reader.session(v).turns
+        spans = [turns.get(v.first, (v.first, v.first))]
+        if spans[0][1] + 1 in turns:
+            spans.append(turns[spans[0][1] + 1])
+        if any(last > first for first, last in spans):
+            held = out.setdefault(v.session_key, set())
+            for first, last in spans:
+                held.update(range(first, last + 1))
+    return out
+TURNS_AFTER = 3  # a reply may come after a reaction and the asker's own next words (signals.reply())
 
 
 def scores(reader: Reader, score: Score, terms: Sequence[str], tf: Mapping[str, Mapping[int, int]],

@@ -12,14 +12,14 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tup
 
 from ..text import timeexpr
 from ..text.features import shown
-from . import fts
+from . import fts, views
 from .bounded_cache import BoundedCache
 from .postings import EMPTY, HeldPostings, count_rows, extended
 from .rows import MessageRow, ViewRow, lookup_user_key, resolutions, view_rows
 from .session_cache import CACHE_UNIT_CHARS, SessionCache, SessionData
 from .settings import IndexState
 from .vectors import HeldVectors, empty as no_vectors, extended as with_vectors
-from .views import KINDS, MESSAGE
+from .views import KINDS, MESSAGE, TURN_GAP_MS, TURN_MAX_MESSAGES
 
 
 class Reader:
@@ -72,8 +72,12 @@ class Reader:
         for around in context:
             for seq in range(around.first, around.last + 1):
                 views_at.setdefault(seq, []).append(around)
+        order = sorted(messages)
+        turns = views.turn_spans([messages[seq][0] or rows[seq].role for seq in order],  # label, else role
+                                 [messages[seq][1] for seq in order], TURN_GAP_MS, TURN_MAX_MESSAGES)
         return SessionData(len(messages), messages, context, doc_freqs, rows, cost,
-                           {seq: tuple(held) for seq, held in views_at.items()})
+                           {seq: tuple(held) for seq, held in views_at.items()},
+                           {seq: turn for turn in turns for seq in range(turn[0], turn[1] + 1)})
 
     def sessions_read(self) -> List[SessionData]:
         """The sessions this reader has read so far, in the order first read."""

@@ -13,6 +13,12 @@ and last position (1-based, inclusive):
 Views never cross a session. When two kinds would cover exactly the same messages,
 only the first of message, window, segment exists, so no view repeats another.
 
+A session's turns (turn_spans()) are not views: a turn is a run of one speaker's
+consecutive messages, as typed chat sends a thought in a burst of short messages. Search
+reads them from the session cache to find a question's reply and a message's neighbours
+(retrieval/signals.py); views stay runs of messages, windows of turns having measured
+worse on typed chat (docs/typed_chat.md).
+
 Sessions arrive in pieces (the platform sends at most 20 messages per Add), so the
 planner works on a session's tail: everything before the start of the last segment is
 final, and `plan_tail` returns the windows and segments that end at or after it. A
@@ -20,12 +26,18 @@ session added in any number of pieces ends with the same views as one added whol
 """
 from __future__ import annotations
 
-from typing import List, Mapping, NamedTuple, Optional, Tuple
+from typing import Hashable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 # The view kinds: the one place they are spelled. Storage, the index layout (fts.py) and
 # retrieval all name a kind through these constants.
 MESSAGE, WINDOW, SEGMENT = "message", "window", "segment"
 KINDS = (MESSAGE, WINDOW, SEGMENT)  # in this order wherever kinds are listed or sorted
+
+
+# A turn (turn_spans()) ends at a pause of over TURN_GAP_MS, or at TURN_MAX_MESSAGES messages. Both
+# measured flat on the chat-style evaluations (docs/typed_chat.md), so neither is a setting.
+TURN_GAP_MS = 600_000
+TURN_MAX_MESSAGES = 8
 
 
 class Span(NamedTuple):
@@ -89,3 +101,27 @@ def plan_tail(
             kept.append(s)
     new_start = segments[-1].first if segments else segment_start
     return kept, new_start
+
+
+
+def turn_spans(speakers: Sequence[Hashable], times: Sequence[Optional[int]], max_gap_ms: int,
+               max_messages: int) -> List[Tuple[int, int]]:
+    """A session's turns: (first, last) positions of each run of consecutive messages of one speaker.
+
+    `speakers[i]` and `times[i]` are message i+1's speaker (anything comparable: its label, or
+    its role where it has none) and Unix ms time (None when unknown); a pause of more than `max_gap_ms` between two
+    known times starts a new turn even for the same speaker, and so does a turn's
+    `max_messages`-th message (notes sent one by one by one speaker are not one turn).
+    """
+    turns: List[Tuple[int, int]] = []
+    for i, who in enumerate(speakers):
+        if (i and who == speakers[i - 1] and not _paused(times[i - 1], times[i], max_gap_ms)
+                and i + 1 - turns[-1][0] < max_messages):
+            turns[-1] = (turns[-1][0], i + 1)
+        else:
+            turns.append((i + 1, i + 1))
+    return turns
+
+
+def _paused(before: Optional[int], now: Optional[int], max_gap_ms: int) -> bool:
+    return before is not None and now is not None and now - before > max_gap_ms

@@ -1,0 +1,128 @@
+"""Conversations as people type them: turns (runs of one speaker's messages), replies and neighbours by turn.
+
+A burst of short messages from one speaker is one turn (storage/views.py turn_spans()): the
+reply to a question is the other speaker's next turn however many messages either spans,
+and a question typed without its question mark still asks (retrieval/signals.py).
+"""
+import unittest
+
+from flowmem.retrieval import signals
+from flowmem.retrieval.candidates import _asks
+from flowmem.storage.views import turn_spans
+from tests.helpers import T0, MemoryTestCase
+
+MINUTE_MS = 60_000
+
+
+def chat_body(user, session, lines, start=T0, gap_ms=20_000, request_id=None):
+    """An Add of "Name: text" lines, each with its own time `gap_ms` after the last, role by speaker."""
+    names = []
+    messages = []
+    for i, line in enumerate(lines):
+        name = line.split(":", 1)[0]
+        if name not in names:
+            names.append(name)
+        messages.append({"role": "user" if names.index(name) == 0 else "assistant", "content": line,
+                         "timestamp": start + i * gap_ms})
+    return {"request_id": request_id or "%s/%s" % (user, session), "user_id": user, "session_id": session,
+            "messages": messages}
+
+
+# Ines asks in the middle of a burst and goes on; Maya answers over three messages, the place in the second.
+BURST = [
+    "Maya: hiii",
+    "Maya: finally finished that report",
+    "Ines: omg hi",
+    "Ines: quick q",
+    "Ines: which neighbourhood is the new flat in",
+    "Ines: sorry i've been so bad at replying",
+    "Ines: tell me everything",
+    "Maya: hold on",
+    "Maya: it's in riverside",
+    "Maya: ten minutes from work",
+    "Ines: so jealous",
+]
+OTHER = [
+    "Maya: the flat viewing went badly",
+    "Ines: which flat was that?",
+    "Maya: the one near the station, the new one on the corner",
+    "Ines: shame",
+]
+QUESTION = "Which neighbourhood is Maya's new flat in?"
+
+
+class TurnSpansTest(unittest.TestCase):
+    def test_a_run_of_one_speakers_messages_is_one_turn(self):
+        self.assertEqual(turn_spans(["a", "a", "b", "b", "b", "a"], [None] * 6, 600_000, 8),
+                         [(1, 2), (3, 5), (6, 6)])
+
+    def test_alternating_speakers_make_a_turn_of_every_message(self):
+        self.assertEqual(turn_spans(["a", "b", "a", "b"], [T0] * 4, 600_000, 8), [(1, 1), (2, 2), (3, 3), (4, 4)])
+
+    def test_a_long_pause_starts_a_new_turn_of_the_same_speaker(self):
+        times = [T0, T0 + MINUTE_MS, T0 + 30 * MINUTE_MS]
+        self.assertEqual(turn_spans(["a", "a", "a"], times, 600_000, 8), [(1, 2), (3, 3)])
+
+    def test_a_pause_is_only_measured_between_two_known_times(self):
+        self.assertEqual(turn_spans(["a", "a", "a"], [T0, None, T0 + 60 * MINUTE_MS], 600_000, 8), [(1, 3)])
+
+    def test_one_speakers_notes_are_cut_into_turns_of_at_most_the_bound(self):
+        self.assertEqual(turn_spans(["a"] * 7, [None] * 7, 600_000, 3), [(1, 3), (4, 6), (7, 7)])
+
+
+class AsksTest(unittest.TestCase):
+    def test_a_question_typed_without_its_mark_asks(self):
+        self.assertTrue(_asks("Ines: which neighbourhood is the new flat in"))
+        self.assertTrue(_asks("Ines: did u book it"))
+
+    def test_an_exclamation_or_a_statement_does_not_ask(self):
+        self.assertFalse(_asks("Ines: what a day"))
+        self.assertFalse(_asks("Ines: how nice"))
+        self.assertFalse(_asks("Ines: i do love it"))
+
+
+class ReplyByTurnTest(MemoryTestCase):
+    def setUp(self):
+        super().setUp()
+        self.memory.add(chat_body("u1", "burst", BURST))
+        self.memory.add(chat_body("u1", "other", OTHER, start=T0 + 3 * 86_400_000))
+
+    def item(self, content, **settings):
+        memory = self.open_memory(**settings) if settings else self.memory
+        if settings:
+            memory.add(chat_body("u1", "burst", BURST))
+            memory.add(chat_body("u1", "other", OTHER, start=T0 + 3 * 86_400_000))
+        items = self.search(QUESTION, top_k=20, memory=memory)
+        return next(i for i in items if i["content"] == content), [i["content"] for i in items]
+
+    def test_the_answer_after_the_askers_own_follow_ups_is_a_reply(self):
+        item, _ = self.item("Maya: it's in riverside")
+        self.assertIn(signals.REPLY, item["signals"])
+
+    def test_every_message_of_the_answer_turn_is_a_reply(self):
+        for content in ("Maya: hold on", "Maya: ten minutes from work"):
+            self.assertIn(signals.REPLY, self.item(content)[0]["signals"])
+
+    def test_the_answer_turn_comes_first(self):
+        _, contents = self.item("Maya: it's in riverside")
+        self.assertEqual(contents[0], "Maya: hold on")
+
+    def test_without_the_reply_signal_the_question_itself_comes_first(self):
+        _, contents = self.item("Maya: it's in riverside", weight_reply=0.0)
+        self.assertEqual(contents[0], "Ines: which neighbourhood is the new flat in")
+
+    def test_a_reply_outside_its_questions_windows_is_scored_in_their_context(self):
+        item, _ = self.item("Maya: it's in riverside")
+        self.assertIn("window", item["signals"])  # its own windows hold none of the question's words
+
+    def test_the_askers_own_follow_up_is_no_reply(self):
+        item, _ = self.item("Ines: tell me everything")
+        self.assertNotIn(signals.REPLY, item["signals"])
+
+    def test_the_first_message_after_the_askers_burst_is_a_neighbour(self):
+        item, _ = self.item("Maya: hold on")
+        self.assertIn(signals.ADJACENCY, item["signals"])
+
+
+if __name__ == "__main__":
+    unittest.main()
