@@ -1,4 +1,8 @@
-"""tools/ablation.py: a row per weighted signal of the registry, and changes with paired intervals."""
+"""tools/ablation.py: a row per weighted signal of the registry, changes with paired intervals, a column group
+per conversation style."""
+import contextlib
+import io
+import json
 import os
 import tempfile
 import unittest
@@ -58,6 +62,37 @@ class AblationRowsTest(unittest.TestCase):
         reranked = suite.run(settings)
         self.assertEqual([(o.qid, o.message_ranks, o.top_ids) for o in reranked.outcomes],
                          [(o.qid, o.message_ranks, o.top_ids) for o in fresh.outcomes])
+
+
+class AblationColumnsTest(unittest.TestCase):
+    def test_the_header_has_a_column_group_per_style(self):
+        columns, alignment = ablation.header()
+        titles = [c.strip() for c in columns.strip("|").split("|")]
+        for group in ("LoCoMo", "LoCoMo chat", "synthetic", "synthetic chat"):
+            self.assertIn(group + " hit@1", titles)
+        self.assertLess(titles.index("LoCoMo chat hit@1"), titles.index("synthetic hit@1"))
+        self.assertLess(titles.index("synthetic chat hit@1"), titles.index("updates: new first and old in 20"))
+        self.assertEqual(len(titles), 2 + 4 * 4)
+        self.assertEqual(alignment.count("|") - 1, len(titles))
+
+    def test_the_first_rows_fill_every_column_group(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            synthetic, rows = os.path.join(tmp, "synthetic.json"), os.path.join(tmp, "rows.json")
+            with open(synthetic, "w", encoding="utf-8") as f:
+                json.dump(datasets.to_json(datasets.load_locomo(SAMPLE)), f)
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                ablation.main(["--locomo", SAMPLE, "--synthetic", synthetic, "--synthetic-chat", synthetic,
+                               "--json", rows, "--resamples", "50", "--rows", "2"])
+            with open(rows, encoding="utf-8") as f:
+                written = json.load(f)
+        self.assertEqual([row["label"] for row in written], [label for label, _ in ablation.rungs()[:2]])
+        for row in written:
+            for name in ("locomo", "locomo_chat", "synthetic", "synthetic_chat"):
+                self.assertLessEqual(set(ablation.TARGETS), set(row[name]["summary"]), name)
+        self.assertEqual(set(written[1]["locomo_chat"]["changes"]), set(ablation.TARGETS))
+        lines = [line for line in printed.getvalue().splitlines() if line.startswith("| all defaults")]
+        self.assertEqual(lines[0].count("|") - 1, 2 + 4 * 4)
 
 
 if __name__ == "__main__":

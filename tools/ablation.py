@@ -1,14 +1,21 @@
 #!/usr/bin/env python3
 """The ablation ladder: every retrieval component switched off in turn (or on, if off by default).
 
-    python tools/ablation.py [--locomo PATH] [--synthetic PATH] [--json OUT] [--resamples 2000]
+    python tools/ablation.py [--locomo PATH] [--synthetic PATH] [--synthetic-chat PATH] [--json OUT]
+                             [--resamples 2000] [--rows N]
 
-Each row evaluates the LoCoMo development split and the synthetic suite with one
-setting changed from the defaults, and prints the four target metrics in
+Each row evaluates four suites with one setting changed from the defaults (--rows N:
+only the first N rows), and prints the four target metrics in
 message-budget rank, each with its change against the defaults and, for Hit@1, Hit@10
 and MRR, the paired bootstrap 95% interval of that change (question by question,
 tools/evalkit/compare.py, fixed seed), and for the synthetic suite the
 knowledge-update check (new value ranked first and old value still in the first 20).
+
+A column group per conversation style: LoCoMo as written and LoCoMo recast as typed
+chat (tools/evalkit/chatstyle.py: bursts of short noisy messages, each with its own
+time; gold stays the written turns, found where their first part lands), then the
+written synthetic suite and the synthetic typed-chat set (fixtures/synthetic-chat.json).
+Real conversations are typed chat, so a component must earn its place on both styles.
 
 Rows come from the signal registry (retrieval/signals.py SIGNAL_NAMES): "without X"
 for every signal with a weight (head `weight_X`, tail `tail_weight_X`), "with X" at a
@@ -39,12 +46,17 @@ from flowmem.retrieval.signals import SIGNAL_NAMES  # noqa: E402
 from flowmem.storage.views import MESSAGE  # noqa: E402
 from tools import data_paths, tune  # noqa: E402
 from tools.evalkit import compare, dataset as datasets, metrics, runner  # noqa: E402
+from tools.evalkit.chatstyle import chat_style  # noqa: E402
 from tools.evalkit.replay import InProcessClient  # noqa: E402
 
 TARGETS = ("hit@1", "hit@10", "recall@100", "mrr")
 WITH_INTERVAL = ("hit@1", "hit@10", "mrr")  # changes shown with their paired bootstrap 95% interval
 DEFAULT_LOCOMO = data_paths.DEFAULT_LOCOMO
 DEFAULT_SYNTHETIC = os.path.join(REPO, "fixtures", "synthetic-small.json")
+DEFAULT_SYNTHETIC_CHAT = os.path.join(REPO, "fixtures", "synthetic-chat.json")
+# (key in the JSON rows, column title): one column group each, in this order.
+SUITES = (("locomo", "LoCoMo"), ("locomo_chat", "LoCoMo chat"), ("synthetic", "synthetic"),
+          ("synthetic_chat", "synthetic chat"))
 
 
 def signal_rungs(defaults: flowmem_config.Config) -> List[Tuple[str, Dict[str, Any]]]:
@@ -144,33 +156,58 @@ def cells(figures: Dict[str, Any]) -> str:
     return " | ".join(parts)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def load_suites(args: argparse.Namespace) -> Dict[str, Suite]:
+    """Every suite of SUITES, each prepared once with the defaults' index."""
+    locomo = data_paths.load_locomo(args.locomo)
+    data = {"locomo": locomo, "locomo_chat": chat_style(locomo), "synthetic": datasets.load_json(args.synthetic),
+            "synthetic_chat": datasets.load_json(args.synthetic_chat)}
+    return {name: Suite(data[name]) for name, _ in SUITES}
+
+
+def header() -> List[str]:
+    """The table's header and alignment lines: a column group per suite, then the updates check."""
+    groups = ["%s hit@1 | hit@10 | R@100 | MRR" % title for _, title in SUITES]
+    columns = ["component"] + groups + ["updates: new first and old in 20"]
+    return ["| %s |" % " | ".join(columns), "|---|" + "---:|" * (len(TARGETS) * len(SUITES) + 1)]
+
+
+def ladder_row(label: str, settings: Dict[str, Any], suites: Dict[str, Suite], base: Dict[str, runner.Run],
+               resamples: int) -> Tuple[Dict[str, runner.Run], Dict[str, Any], str]:
+    """One rung on every suite: its runs, its JSON row and its table line (changes against `base`)."""
+    runs = {name: suite.run(settings) for name, suite in suites.items()}
+    row: Dict[str, Any] = {name: row_figures(run, base.get(name), resamples) for name, run in runs.items()}
+    row.update(label=label, settings=settings, updates=runner.update_order(runs["synthetic"], "knowledge-update"))
+    line = "| %s | %s | %.3f |" % (label, " | ".join(cells(row[name]) for name, _ in SUITES),
+                                   row["updates"].get("both", 0.0))
+    return runs, row, line
+
+
+def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--locomo", default=DEFAULT_LOCOMO, help="LoCoMo development split (default: %(default)s)")
     parser.add_argument("--synthetic", default=DEFAULT_SYNTHETIC)
+    parser.add_argument("--synthetic-chat", default=DEFAULT_SYNTHETIC_CHAT, help="synthetic typed-chat set")
     parser.add_argument("--json", help="write every row's figures here")
     parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples per interval")
-    args = parser.parse_args(argv)
+    parser.add_argument("--rows", type=int, help="run only the first N rows, for a quick check (default: all)")
+    return parser.parse_args(argv)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = parse_args(argv)
     started = time.perf_counter()
-    suites = {"locomo": Suite(data_paths.load_locomo(args.locomo)),
-              "synthetic": Suite(datasets.load_json(args.synthetic))}
+    suites = load_suites(args)
     rows = []
     base: Dict[str, runner.Run] = {}
     print("Changes against the defaults; [low, high]: paired bootstrap 95%% interval (%d resamples, seed 0)."
           % args.resamples)
     print()
-    print("| component | LoCoMo hit@1 | hit@10 | R@100 | MRR | synthetic hit@1 | hit@10 | R@100 | MRR |"
-          " updates: new first and old in 20 |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for label, settings in rungs():
-        runs = {name: suite.run(settings) for name, suite in suites.items()}
-        figures = {name: row_figures(run, base.get(name), args.resamples) for name, run in runs.items()}
+    print("\n".join(header()))
+    for label, settings in rungs()[:args.rows]:
+        runs, row, line = ladder_row(label, settings, suites, base, args.resamples)
         base = base or runs
-        updates = runner.update_order(runs["synthetic"], "knowledge-update")
-        print("| %s | %s | %s | %.3f |" % (label, cells(figures["locomo"]), cells(figures["synthetic"]),
-                                          updates.get("both", 0.0)), flush=True)
-        rows.append({"label": label, "settings": settings, "locomo": figures["locomo"],
-                     "synthetic": figures["synthetic"], "updates": updates})
+        print(line, flush=True)
+        rows.append(row)
     print()
     print("wall time %.0f s" % (time.perf_counter() - started))
     if args.json:
