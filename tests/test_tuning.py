@@ -88,10 +88,14 @@ class CrossValidationTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.data = datasets.load_locomo(SAMPLE)
-        cls.questions = tune.index_with(cls.data, {})
-        cls.owners = crossval.owners_of(cls.data)
-        cls.conversations = [c.user_id for c in cls.data.conversations]
+        cls.questions, cls.owners = tune.index_styles(cls.data, "both", {})
+        cls.conversations = list(dict.fromkeys(cls.owners))  # as written, then as typed chat
+        cls.written = [c.user_id for c in cls.data.conversations]
         cls.start = tune.start_settings({})
+
+    def test_every_question_is_asked_of_both_styles(self):
+        self.assertEqual(self.conversations, self.written + [c + tune.CHAT_SUFFIX for c in self.written])
+        self.assertEqual(len(self.questions), 2 * sum(len(c.questions) for c in self.data.conversations))
 
     def test_each_fold_tunes_on_every_conversation_but_the_one_it_holds_out(self):
         seen = []
@@ -100,17 +104,19 @@ class CrossValidationTest(unittest.TestCase):
             seen.append(list(training))
             return start, {}
         folds = crossval.run_folds(self.conversations, self.start, spy, lambda training: {})
-        self.assertEqual([f.held_out for f in folds], self.conversations)
-        for fold, training in zip(folds, seen):
-            self.assertNotIn(fold.held_out, training)
-            self.assertEqual(sorted(training + [fold.held_out]), sorted(self.conversations))
+        self.assertEqual([f.held_out for f in folds], self.written)
+        for fold, training in zip(folds, seen):  # held out in both styles
+            held_out = [fold.held_out, fold.held_out + tune.CHAT_SUFFIX]
+            self.assertFalse(set(held_out) & set(training))
+            self.assertEqual(sorted(training + held_out), sorted(self.conversations))
 
     def test_the_ascent_of_a_fold_ranks_no_question_of_its_held_out_conversation(self):
         cache = crossval.TrialCache(self.questions, self.owners)
-        held_out, training = self.conversations[0], self.conversations[1:]
+        held_out = self.written[0]
+        training = [c for c in self.conversations if crossval.fold_of(c) != held_out]
         crossval.ascent_tuner(cache, 1, "coarse")(training, self.start, "")
         ranked = {conversation for conversation, _ in cache.values}
-        self.assertNotIn(held_out, ranked)
+        self.assertFalse({held_out, held_out + tune.CHAT_SUFFIX} & ranked)
         self.assertEqual(ranked, set(training))
         self.assertGreater(len(cache.values), 10)
 
@@ -138,12 +144,12 @@ class CrossValidationTest(unittest.TestCase):
             self.assertEqual({t: got[t] for t in tune.TARGETS}, {t: expected[t] for t in tune.TARGETS})
 
     def test_held_out_questions_are_ranked_with_the_settings_of_their_own_fold(self):
-        first = self.conversations[0]
+        first = self.written[0]
         other = dict(self.start, weight_bm25=3.0, weight_window=0.0, weight_segment=0.0, weight_dated=0.0)
-        folds = [crossval.Fold(c, [], other if c == first else self.start, {}, {}, 0.0) for c in self.conversations]
+        folds = [crossval.Fold(c, [], other if c == first else self.start, {}, {}, 0.0) for c in self.written]
         got = crossval.held_out_outcomes(self.questions, self.owners, folds)
-        expected = [o for o, w in zip(tune.outcomes(self.questions, other), self.owners) if w == first]
-        expected += [o for o, w in zip(tune.outcomes(self.questions, self.start), self.owners) if w != first]
+        expected = [a if crossval.fold_of(w) == first else b for a, b, w in
+                    zip(tune.outcomes(self.questions, other), tune.outcomes(self.questions, self.start), self.owners)]
         self.assertEqual(got, expected)
         self.assertNotEqual(got, tune.outcomes(self.questions, self.start))
 

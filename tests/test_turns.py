@@ -7,7 +7,8 @@ and a question typed without its question mark still asks (retrieval/signals.py)
 import unittest
 
 from flowmem.retrieval import signals
-from flowmem.retrieval.candidates import _asks
+from flowmem.retrieval.candidates import Message, Pool, _asks
+from flowmem.retrieval.spread import TURN_SLOTS, thin_turns
 from flowmem.storage.views import turn_spans
 from tests.helpers import T0, MemoryTestCase
 
@@ -103,9 +104,12 @@ class ReplyByTurnTest(MemoryTestCase):
         for content in ("Maya: hold on", "Maya: ten minutes from work"):
             self.assertIn(signals.REPLY, self.item(content)[0]["signals"])
 
-    def test_the_answer_turn_comes_first(self):
+    def test_the_answer_turn_comes_first_and_the_answer_within_the_first_ten(self):
         _, contents = self.item("Maya: it's in riverside")
         self.assertEqual(contents[0], "Maya: hold on")
+        # The asker's follow-ups match nothing of the question and wait (spread.thin_turns()).
+        self.assertIn("Maya: it's in riverside", contents[:10])
+        self.assertNotIn("Ines: tell me everything", contents[:10])
 
     def test_without_the_reply_signal_the_question_itself_comes_first(self):
         _, contents = self.item("Maya: it's in riverside", weight_reply=0.0)
@@ -126,3 +130,36 @@ class ReplyByTurnTest(MemoryTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def message(key, turn):
+    return Message(key, "s", "t", ("ines",), None, (), (), "Ines: x", turn)
+
+
+def pool_of(turns, hits):
+    """A pool of the messages of `turns` ((first, last) in session 1), `hits` those matching a question word."""
+    messages = {(1, p): message((1, p), turn) for turn in turns for p in range(turn[0], turn[1] + 1)}
+    return Pool(messages, {}, {}, [], {}, {}, [], {k: frozenset(["teal"]) for k in hits}, {}, {}, {})
+
+
+class ThinTurnsTest(unittest.TestCase):
+    def test_a_placed_turns_messages_that_match_nothing_wait_past_the_first_places(self):
+        turns = [(1, 4)] + [(p, p) for p in range(5, 20)]
+        pool = pool_of(turns, [(1, 1)] + [(1, p) for p in range(5, 20)])
+        order = [(1, 1), (1, 2), (1, 3), (1, 5), (1, 4)] + [(1, p) for p in range(6, 20)]
+        new, scores = thin_turns(order, {k: 100.0 - i for i, k in enumerate(order)}, pool)
+        self.assertEqual(new[:TURN_SLOTS], [(1, 1), (1, 5)] + [(1, p) for p in range(6, 14)])
+        self.assertEqual(new[TURN_SLOTS:TURN_SLOTS + 3], [(1, 2), (1, 3), (1, 4)])
+        self.assertEqual(sorted(new), sorted(order))
+        self.assertTrue(all(scores[a] >= scores[b] for a, b in zip(new, new[1:])))
+
+    def test_a_turn_placed_by_a_message_that_matches_nothing_keeps_its_others(self):
+        # The reply to a question (a turn lifted by the reply signal) matches nothing of the question's words.
+        pool = pool_of([(1, 3), (4, 4)], [(1, 4)])
+        order = [(1, 4), (1, 1), (1, 2), (1, 3)]
+        self.assertEqual(thin_turns(order, {k: 1.0 for k in order}, pool)[0], order)
+
+    def test_where_every_turn_is_one_message_nothing_moves(self):
+        pool = pool_of([(p, p) for p in range(1, 6)], [(1, 1)])
+        order = [(1, p) for p in range(1, 6)]
+        self.assertEqual(thin_turns(order, {k: 1.0 for k in order}, pool)[0], order)

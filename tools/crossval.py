@@ -2,7 +2,7 @@
 """Leave-one-conversation-out cross-validation of tools/tune.py's coordinate ascent.
 
     python tools/crossval.py [--data PATH] [--rounds 1] [--grid coarse|medium|full] [--set NAME=VALUE]
-                             [--only NAME ...] [--json OUT]
+                             [--only NAME ...] [--style written|chat|both] [--json OUT]
 
 The weights are chosen on the same LoCoMo development conversations that report the
 figures, so the as-tuned figures flatter them. Here each conversation in turn is held
@@ -18,6 +18,10 @@ folds, which all start from the same settings, share their common trials; a fold
 training objective is computed from its training conversations' outcomes only, in
 question order, so it equals tune.score() on those questions. `--grid coarse` tries
 fewer values per setting and `--rounds` bounds the ascent.
+
+`--style` (default both) asks each question of the conversation as written and as typed chat
+(tools/tune.py styled()): a fold holds its conversation out in both styles, trains on the
+others' in both, and the figures are reported per style.
 
 `--only` replays a narrower procedure: with `--set NAME=0` for the weights a piece of
 work added and `--only NAME` for each, every fold sweeps just those weights on its four
@@ -111,30 +115,31 @@ def ascent_tuner(cache: TrialCache, rounds: int, grid: str, only: Sequence[str] 
 
 def run_folds(conversations: Sequence[str], start: Dict[str, Any], tuner: FoldTuner,
               before: Callable[[List[str]], Dict[str, float]]) -> List[Fold]:
-    """One fold per conversation: `tuner` sees every conversation but the held-out one."""
+    """One fold per conversation: `tuner` sees every conversation but the held-out one, in every
+    style (a chat-style conversation is its written one's id with tune.CHAT_SUFFIX)."""
     folds = []
-    for held_out in conversations:
-        training = [c for c in conversations if c != held_out]
+    for held_out in (c for c in conversations if not c.endswith(tune.CHAT_SUFFIX)):
+        training = [c for c in conversations if fold_of(c) != held_out]
         started = time.perf_counter()
         settings, after = tuner(training, start, "[%s] " % held_out)
         folds.append(Fold(held_out, training, settings, before(training), after, time.perf_counter() - started))
     return folds
 
 
-def owners_of(data: datasets.Dataset) -> List[str]:
-    """The conversation of each question, in tune.prepare's order."""
-    return [c.user_id for c in data.conversations for _ in c.questions]
+def fold_of(owner: str) -> str:
+    """The fold of a question's conversation: its LoCoMo conversation, whatever the style."""
+    return owner[: -len(tune.CHAT_SUFFIX)] if owner.endswith(tune.CHAT_SUFFIX) else owner
 
 
 def held_out_outcomes(questions: Sequence[tune.TuningQuestion], owners: Sequence[str],
                       folds: Sequence[Fold]) -> List[metrics.Outcome]:
-    """Each question ranked with the settings of the fold that held its conversation out."""
-    chosen = {f.held_out: f.settings for f in folds}
-    out = []
+    """Each question ranked with the settings of the fold that held its conversation out, in
+    `questions` order."""
+    out: Dict[int, metrics.Outcome] = {}
     for fold in folds:
-        mine = [q for q, owner in zip(questions, owners) if owner == fold.held_out]
-        out += tune.outcomes(mine, chosen[fold.held_out])
-    return out
+        mine = [i for i, owner in enumerate(owners) if fold_of(owner) == fold.held_out]
+        out.update(zip(mine, tune.outcomes([questions[i] for i in mine], fold.settings)))
+    return [out[i] for i in range(len(questions))]
 
 
 def changed(settings: Dict[str, Any], start: Dict[str, Any]) -> str:
@@ -149,8 +154,8 @@ def fold_table(folds: Sequence[Fold], defaults: Sequence[metrics.Outcome],
              " training objective (defaults -> tuned) | seconds | settings changed |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|"]
     for fold in folds:
-        a = metrics.summarize([o for o, w in zip(defaults, owners) if w == fold.held_out])
-        b = metrics.summarize([o for o, w in zip(tuned, owners) if w == fold.held_out])
+        a = metrics.summarize([o for o, w in zip(defaults, owners) if fold_of(w) == fold.held_out])
+        b = metrics.summarize([o for o, w in zip(tuned, owners) if fold_of(w) == fold.held_out])
         lines.append("| %s | %d | %.4f | %.3f | %.3f | %.4f | %.3f | %.3f | %.4f -> %.4f | %.0f | %s |" % (
             fold.held_out, a["n"], tune.objective(a), a["hit@1"], a["hit@10"], tune.objective(b), b["hit@1"],
             b["hit@10"], tune.objective(fold.training_before), tune.objective(fold.training_after), fold.seconds,
@@ -179,6 +184,21 @@ def with_objective(groups: Dict[str, Dict[str, float]]) -> Dict[str, Dict[str, f
     return {name: dict(g, objective=tune.objective(g)) if g.get("n") else g for name, g in groups.items()}
 
 
+def style_report(style: str, defaults: Sequence[metrics.Outcome], tuned: Sequence[metrics.Outcome],
+                 categories: Sequence[str]) -> Dict[str, Any]:
+    """Print one style's as-tuned and cross-validated tables and their paired change; returns them."""
+    as_tuned = with_objective(metrics.by_group(defaults, categories, ()))
+    crossval = with_objective(metrics.by_group(tuned, categories, ()))
+    paired, rows = paired_table(defaults, tuned)
+    columns = ("objective",) + COLUMNS
+    print("\n## %s\n" % style)
+    print("As tuned (the starting settings on every conversation):\n\n" + report.table(as_tuned, columns))
+    print("\nCross-validated (each conversation ranked with settings tuned without it):\n\n"
+          + report.table(crossval, columns))
+    print("\nCross-validated minus as tuned, paired by question:\n\n" + paired)
+    return {"as_tuned": as_tuned, "crossval": crossval, "paired": rows}
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=tune.DEFAULT_DATA, help="LoCoMo-format file (development split only)")
@@ -187,6 +207,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--grid", choices=sorted(GRIDS), default="coarse", help="values tried per setting")
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
                         help="let the folds move only this setting (repeat; default: every weight and grid setting)")
+    parser.add_argument("--style", choices=("written", "chat", "both"), default="both",
+                        help="the conversations as written, as typed chat, or both (default)")
     parser.add_argument("--json", help="write the per-fold settings and the summaries here")
     args = parser.parse_args(argv)
     from tools.eval import parse_settings  # the same NAME=VALUE parsing as eval.py
@@ -196,31 +218,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     unknown = [name for name in args.only if name not in start]
     if unknown:
         parser.error("--only: not a weight or grid setting: %s" % ", ".join(unknown))
-    questions = tune.index_with(data, parse_settings(args.set))
-    owners = owners_of(data)
-    conversations = [c.user_id for c in data.conversations]
+    questions, owners = tune.index_styles(data, args.style, parse_settings(args.set))
+    conversations = list(dict.fromkeys(owners))
     print("indexed and prepared %d questions of %d conversations in %.0f s; %s grid, %d round(s)" % (
         len(questions), len(conversations), time.perf_counter() - started, args.grid, args.rounds), flush=True)
     cache = TrialCache(questions, owners)
     folds = run_folds(conversations, start, ascent_tuner(cache, args.rounds, args.grid, args.only),
                       lambda training: cache.summary(training, start))
     defaults, tuned = tune.outcomes(questions, start), held_out_outcomes(questions, owners, folds)
-    categories = datasets.category_order(data)
-    as_tuned = with_objective(metrics.by_group(defaults, categories, ()))
-    crossval = with_objective(metrics.by_group(tuned, categories, ()))
-    paired, rows = paired_table(defaults, tuned)
-    columns = ("objective",) + COLUMNS
-    print("\nPer fold (held-out conversation's questions):\n\n" + fold_table(folds, defaults, tuned, owners, start))
-    print("\nAs tuned (the starting settings on every conversation):\n\n" + report.table(as_tuned, columns))
-    print("\nCross-validated (each conversation ranked with settings tuned without it):\n\n"
-          + report.table(crossval, columns))
-    print("\nCross-validated minus as tuned, paired by question:\n\n" + paired)
+    print("\nPer fold (held-out conversation's questions, every style):\n\n"
+          + fold_table(folds, defaults, tuned, owners, start))
+    summaries = {}
+    for style in [s for s in tune.STYLES if args.style in (s, "both")]:
+        mine = [i for i, owner in enumerate(owners) if owner.endswith(tune.CHAT_SUFFIX) == (style == "chat")]
+        summaries[style] = style_report(style, [defaults[i] for i in mine], [tuned[i] for i in mine],
+                                        datasets.category_order(data))
     print("\n%d (conversation, settings) rankings; wall time %.0f s"
           % (len(cache.values), time.perf_counter() - started))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"folds": [f._asdict() for f in folds], "as_tuned": as_tuned, "crossval": crossval,
-                       "paired": rows, "grid": args.grid, "rounds": args.rounds}, f, indent=1, sort_keys=True)
+            json.dump({"folds": [f._asdict() for f in folds], "styles": summaries, "grid": args.grid,
+                       "rounds": args.rounds}, f, indent=1, sort_keys=True)
     return 0
 
 

@@ -5,6 +5,7 @@
     python tools/tune.py --show              # only score the current defaults
     python tools/tune.py --set weight_segment=0 --show
     python tools/tune.py --choices --show    # each question as multiple choice (answer options)
+    python tools/tune.py --style written     # LoCoMo as written only (default: both styles)
 
 The dataset is indexed once, and each question prepared once as search prepares it
 (pipeline.prepare: the question analyzed, its candidate pool, every signal's scores),
@@ -14,7 +15,9 @@ search() ends with: fusion, the state-update rerank, the views that fill the slo
 identical contents once. So a trial's figures are those the server would produce with
 its settings (tests/test_tuning.py proves the orderings equal). The objective is the
 mean of the four target metrics in message-budget rank: Hit@1, Hit@10, Recall@100 and
-MRR over all questions.
+MRR over all questions. By default the questions are asked twice, of the conversations as
+written and as typed chat (tools/evalkit/chatstyle.py; `--style`), so the objective is the mean
+over both styles and a setting is kept only if it earns its place on both.
 
 Only the development split is used (`--data`); never tune on the holdout.
 """
@@ -36,6 +39,7 @@ from flowmem.retrieval import pipeline  # noqa: E402
 from flowmem.retrieval.ranking import Ranking  # noqa: E402
 from tools import data_paths  # noqa: E402
 from tools.evalkit import dataset as datasets, metrics  # noqa: E402
+from tools.evalkit.chatstyle import chat_style  # noqa: E402
 from tools.evalkit.replay import InProcessClient, TurnMap, replay  # noqa: E402
 
 DEFAULT_DATA = data_paths.DEFAULT_LOCOMO
@@ -204,6 +208,28 @@ def index_with(data: datasets.Dataset, start: Dict[str, Any]) -> List[TuningQues
         return index_dataset(data, config)
 
 
+STYLES = ("written", "chat")
+CHAT_SUFFIX = "/chat"  # a chat-style conversation's owner: its LoCoMo conversation's id and this
+
+
+def styled(data: datasets.Dataset, style: str) -> List[datasets.Dataset]:
+    """The datasets a `style` ("written", "chat" or "both") asks the questions of: `data` as written,
+    as typed chat (chatstyle.py), or both in that order."""
+    return ([data] if style in ("written", "both") else []) + ([chat_style(data)] if style in ("chat", "both") else [])
+
+
+def index_styles(data: datasets.Dataset, style: str, start: Dict[str, Any]) -> Tuple[List[TuningQuestion], List[str]]:
+    """index_with() every dataset of styled(): the questions of all, and each one's owner, its conversation's
+    id (a chat-style one's with CHAT_SUFFIX)."""
+    questions: List[TuningQuestion] = []
+    owners: List[str] = []
+    for each in styled(data, style):
+        suffix = CHAT_SUFFIX if each is not data else ""
+        questions += index_with(each, start)
+        owners += [c.user_id + suffix for c in each.conversations for _ in c.questions]
+    return questions, owners
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=DEFAULT_DATA, help="LoCoMo-format file (development split only)")
@@ -212,13 +238,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--choices", action="store_true", help="ask each question with answer options "
                         "(as_multiple_choice())")
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--style", choices=("written", "chat", "both"), default="both",
+                        help="ask the questions of the conversations as written, as typed chat, or both (default)")
     args = parser.parse_args(argv)
     from tools.eval import parse_settings  # the same NAME=VALUE parsing as eval.py
     start = parse_settings(args.set)
     settings = start_settings(start)
     data = data_paths.load_locomo(args.data)
-    questions = index_with(as_multiple_choice(data) if args.choices else data, start)
+    questions, owners = index_styles(as_multiple_choice(data) if args.choices else data, args.style, start)
     print("start  %s" % describe(score(questions, settings)), flush=True)
+    if args.style == "both":
+        for style, mine in (("written", False), ("chat", True)):
+            asked = [q for q, owner in zip(questions, owners) if owner.endswith(CHAT_SUFFIX) == mine]
+            print("       %-7s %s" % (style, describe(score(asked, settings))), flush=True)
     if args.show:
         return 0
     settings, best = ascend(questions, settings, args.rounds)

@@ -46,7 +46,7 @@ from .items import Session, result_item
 from .query import Query, analyze, scoped
 from .ranking import Ranking
 from .selection import select_views
-from .spread import spread
+from .spread import spread, thin_turns
 
 STATE_UPDATE = "state_update"  # what an item's `signals` report of the state-update rerank (not a signal)
 _AUDITED_NEAREST = 100  # a fallback by meaning with no places reports the meaning ranks of this many
@@ -160,6 +160,8 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
         order, scores = spread(ordered.order, ordered.scores, ranking.spread_keep, ranking.spread_slots,
                                ranking.spread_gap)
         ordered = ordered._replace(order=order, scores=scores)
+    order, scores = thin_turns(ordered.order, ordered.scores, prepared.pool)
+    ordered = ordered._replace(order=order, scores=scores)
     ordered = place_by_meaning(prepared, ordered, ranking)
     picks = select_views(ordered.order, ordered.scores, prepared.pool, top_k, ranking.view_kind,
                          ranking.message_share, spare=_SPARE_PICKS)
@@ -316,3 +318,4 @@ def rerank_state_updates(prepared: Prepared, ordered: Ordered, ranking: Ranking)
         scores[key] = min(scores[key], scores[above])
     roles = dict([(older, "updated") for _, older in moves] + [(newer, "update") for newer, _ in moves])
     return Ordered(order, scores, dict(ordered.audit, **{STATE_UPDATE: roles}))
+
