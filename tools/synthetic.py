@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Write the synthetic evaluation suite (tools/evalkit/synthetic.py) as JSON.
+"""Write the synthetic evaluation suite (tools/evalkit/synthetic.py), or the typed-chat set, as JSON.
 
 Usage (from anywhere):
 
     python tools/synthetic.py [--seed 1] [--size small|medium] --out PATH
+    python tools/synthetic.py --chat [--seed 1] --out PATH     # tools/evalkit/synthetic_chat.py
 
-The same seed and size always give byte-identical output. The committed fixture is
+The same seed and size always give byte-identical output. The committed fixtures are
 
     python tools/synthetic.py --seed 1 --size small --out fixtures/synthetic-small.json
+    python tools/synthetic.py --chat --seed 1 --out fixtures/synthetic-chat.json
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
+from tools.evalkit import synthetic_chat  # noqa: E402
 from tools.evalkit.synthetic import SIZES, dumps, generate  # noqa: E402
 
 
@@ -27,15 +30,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description="Generate the synthetic evaluation suite as JSON.")
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     parser.add_argument("--size", choices=list(SIZES), default="small", help="suite size (default small)")
+    parser.add_argument("--chat", action="store_true", help="the typed-chat set instead (--size does not apply)")
     parser.add_argument("--out", required=True, help="output JSON path")
     args = parser.parse_args(argv)
-    dataset = generate(args.seed, args.size)
+    dataset = synthetic_chat.generate(args.seed) if args.chat else generate(args.seed, args.size)
     text = dumps(dataset)
     with open(args.out, "w", encoding="utf-8", newline="\n") as f:
         f.write(text)
     questions = sum(len(c.questions) for c in dataset.conversations)
-    print("wrote %s: %d users, %d questions, %d bytes" % (args.out, len(dataset.conversations), questions,
-                                                          len(text.encode("utf-8"))), file=sys.stderr)
+    messages = sum(len(s.turns) for c in dataset.conversations for s in c.sessions)
+    print("wrote %s: %d users, %d messages, %d questions, %d bytes" % (
+        args.out, len(dataset.conversations), messages, questions, len(text.encode("utf-8"))), file=sys.stderr)
     return 0
 
 
