@@ -3,6 +3,7 @@
 
     python tools/bench_search_cpu.py PATH/locomo10-dev.json
     python OTHER_CHECKOUT/tools/bench_search_cpu.py PATH/locomo10-dev.json   # then alternate
+    python tools/bench_search_cpu.py PATH/locomo10-dev.json --style chat     # as typed chat (chatstyle.py)
 
 The file is replayed into a fresh in-process memory (synchronous OFF), every question is
 searched once to warm the session cache, then `--passes` more times; each question's
@@ -25,6 +26,7 @@ if REPO not in sys.path:
 
 from flowmem.config import load  # noqa: E402
 from tools import data_paths  # noqa: E402
+from tools.evalkit.chatstyle import chat_style  # noqa: E402
 from tools.evalkit.replay import InProcessClient, replay  # noqa: E402
 
 
@@ -32,8 +34,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", help="LoCoMo-format file")
     parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--style", choices=("written", "chat"), default="written",
+                        help="chat: the conversations recast as typed chat (tools/evalkit/chatstyle.py)")
     args = parser.parse_args()
     data = data_paths.load_locomo(args.data)
+    if args.style == "chat":
+        data = chat_style(data)
     with tempfile.TemporaryDirectory(prefix="flowmem-cpu-") as tmp:
         client = InProcessClient(load({"db": os.path.join(tmp, "cpu.db"), "synchronous": "OFF"}, environ={}))
         try:
@@ -51,8 +57,8 @@ def main() -> int:
                     fastest[i] = min(fastest[i], (time.process_time() - started) * 1000)
         finally:
             client.close()
-    print("%s: %d questions, CPU ms per search (fastest of %d passes): p50 %.2f, mean %.2f"
-          % (REPO, len(questions), args.passes, statistics.median(fastest), statistics.mean(fastest)))
+    print("%s (%s): %d questions, CPU ms per search (fastest of %d passes): p50 %.2f, mean %.2f"
+          % (REPO, args.style, len(questions), args.passes, statistics.median(fastest), statistics.mean(fastest)))
     return 0
 
 
