@@ -139,7 +139,8 @@ def message(key, turn):
 def pool_of(turns, hits):
     """A pool of the messages of `turns` ((first, last) in session 1), `hits` those matching a question word."""
     messages = {(1, p): message((1, p), turn) for turn in turns for p in range(turn[0], turn[1] + 1)}
-    return Pool(messages, {}, {}, [], {}, {}, [], {k: frozenset(["teal"]) for k in hits}, {}, {}, {})
+    bursts = any(last > first for first, last in turns)
+    return Pool(messages, {}, {}, [], {}, {}, [], {k: frozenset(["teal"]) for k in hits}, {}, {}, {}, bursts=bursts)
 
 
 class ThinTurnsTest(unittest.TestCase):

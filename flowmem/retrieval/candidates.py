@@ -46,7 +46,7 @@ class Message(NamedTuple):
     tokens: Tuple[str, ...]
     spans: Tuple[Tuple[int, int], ...]  # the dates the text mentions or implies: (first, last) day ordinals
     content: str  # the stored text: read for asks only, by the few messages the reply signal looks at
-    turn: Optional[Tuple[int, int]] = None  # (first, last) position of its turn, one speaker's run (views.turn_spans())
+    turn: Optional[Tuple[int, int]] = None  # (first, last) of its turn (views.turn_spans()) if of 2+ messages
 
     def turn_span(self) -> Tuple[int, int]:
         """(first, last) position of its turn; the message alone where the turn is not known."""
@@ -81,6 +81,7 @@ class Pool(NamedTuple):
     word_match: float = 1.0  # idf share of the question's words the best message holds (unseen words count too)
     unseen: float = 0.0  # idf share of the question's words (speakers aside) that no message of the user holds
     meaning_only: bool = False  # no message matched in words: every candidate came by meaning (a fallback)
+    bursts: bool = False  # some message's turn is more than one message (typed chat; never in a written one)
 
 
 class Limits(NamedTuple):
@@ -169,21 +170,22 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits, keep: Opt
     meaning_only = not found and bool(near.nearest)
     found.update(reader.message_views(user_key, [d for d in near.nearest if d not in found]))
     view_keep = None if keep is None else keep.view_passes
-    nearby = context.around(reader, found, scores, limits.context_size, view_keep)
+    best = context.best(found, scores, limits.context_size)
+    nearby = context.around(reader, found, best, view_keep)
     # Windows and segments around the messages found by meaning come with them, as with words.
-    nearby.update(context.around(reader, {d: found[d] for d in near.nearest}, {}, len(near.nearest), view_keep))
+    nearby.update(context.around(reader, found, sorted(near.nearest), view_keep))
     scores.update(context.scores(reader, scorer.score, query.terms, tf, found, nearby))
     pool_views = dict(found)
     pool_views.update(nearby)
     matched = sorted((v.session_key, v.first) for v in found.values())
-    messages = _messages(reader, pool_views, set(matched), context.turns_around(reader, found, scores,
-                                                                                 limits.context_size))
+    messages = _messages(reader, pool_views, set(matched), context.turns_around(reader, found, best))
     idf = {t: scorer.idf(MESSAGE, t) for t in wanted if scorer.df[(MESSAGE, t)]}
     hits = _hits(wanted, tf, found)
     return Pool(messages, pool_views, scores, option_scores, idf, _keyed(feedback_docs, found), matched,
                 hits, best_per_message(scores, pool_views), _keyed(related, found),
                 _keyed(typo, found), near.cosines(messages),
-                *_word_shares(asked, scorer, hits), meaning_only)
+                *_word_shares(asked, scorer, hits), meaning_only,
+                any(m.turn is not None for m in messages.values()))
 
 
 
@@ -350,13 +352,14 @@ def _messages(reader: Reader, views: Mapping[int, ViewRow], matched: Set[Key],
     for session_key in sorted(positions):
         view = some_view[session_key]
         session = reader.session(view)
-        features, rows, session_id, tag = session.messages, session.rows, view.session_id, view.tag
+        features, rows, turn_of = session.messages, session.rows, session.turns
+        session_id, tag = view.session_id, view.tag
         for seq in sorted(positions[session_key]):
             key = (session_key, seq)
             speaker, timestamp, tokens, spans = features[seq]
             out[key] = Message(key, session_id, tag, speaker, timestamp,
                                tokens if key in matched else (), spans, rows[seq].content,
-                               session.turns.get(seq, (seq, seq)))
+                               turn_of.get(seq))
     return out
 
 

@@ -3,7 +3,7 @@
 A message rarely says everything: the windows (runs of consecutive messages) and
 segments (stretches of a conversation) holding it are scored too, and a message is
 ranked by the best of them as well as by itself (signals.py). Only the views around
-the best `context_size` messages of the pool are scored (around()), from the
+the best `context_size` messages of the pool are scored (best(), around()), from the
 session cache's views_at (session_cache.py): no SQL.
 
 A window's or segment's term counts are the sums of its messages' (its indexed text is
@@ -25,14 +25,18 @@ Score = Callable[[Sequence[str], str, Mapping[str, Mapping[int, int]], Mapping[i
                  Dict[int, float]]
 
 
-def around(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, float], size: int,
+def best(found: Mapping[int, ViewRow], scores: Mapping[int, float], size: int) -> List[int]:
+    """The best `size` messages of `found` (by `scores`, then doc id): those whose context is read."""
+    return sorted(found, key=lambda d: (-scores.get(d, 0.0), d))[:size]
+
+
+def around(reader: Reader, found: Mapping[int, ViewRow], best: Sequence[int],
            keep: Optional[Callable[[ViewRow], bool]] = None) -> Dict[int, ViewRow]:
-    """The windows and segments around the best `size` messages of `found` (by `scores`, then doc id).
+    """The windows and segments around the messages `best` of `found` (best()).
 
     keep: a search's filter (filters.py): a window or segment it refuses, one holding a
     message outside the filter, is not used, though its message in `found` passes.
     """
-    best = sorted(found, key=lambda d: (-scores.get(d, 0.0), d))[:size]
     context: Dict[int, ViewRow] = {}
     for d in best:
         v = found[d]
@@ -42,24 +46,24 @@ def around(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, fl
     return context
 
 
-def turns_around(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, float],
-                 size: int) -> Dict[int, Set[int]]:
-    """{session key: positions} of the turns of the best `size` messages of `found` and of the turns after
-    them (where a reply is: signals.reply()), for those where a turn is more than one message: the
+def turns_around(reader: Reader, found: Mapping[int, ViewRow], best: Sequence[int]) -> Dict[int, Set[int]]:
+    """{session key: positions} of the turns of the messages `best` of `found` (best()) and of the turns
+    after them (where a reply is: signals.reply()), for those where a turn is more than one message: the
     windows around a message miss most of a burst. (Where every turn is one message, as in written
     conversations, nothing: the windows hold them.)"""
-    best = sorted(found, key=lambda d: (-scores.get(d, 0.0), d))[:size]
     out: Dict[int, Set[int]] = {}
     for d in best:
         v = found[d]
         turns = reader.session(v).turns
-        spans = [turns.get(v.first, (v.first, v.first))]
-        if spans[0][1] + 1 in turns:
-            spans.append(turns[spans[0][1] + 1])
-        if any(last > first for first, last in spans):
-            held = out.setdefault(v.session_key, set())
-            for first, last in spans:
-                held.update(range(first, last + 1))
+        if not turns:
+            continue  # every turn of the session is one message
+        first, last = turns.get(v.first, (v.first, v.first))
+        after = turns.get(last + 1, (last + 1, min(last + 1, v.session_messages)))
+        if first == last and after[0] >= after[1]:
+            continue
+        held = out.setdefault(v.session_key, set())
+        held.update(range(first, last + 1))
+        held.update(range(after[0], after[1] + 1))
     return out
 TURNS_AFTER = 3  # a reply may come after a reaction and the asker's own next words (signals.reply())
 

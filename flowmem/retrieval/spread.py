@@ -60,6 +60,8 @@ TURN_SLOTS = 10
 def thin_turns(order: Sequence[Key], scores: Mapping[Key, float], pool: Pool) -> Tuple[List[Key], Dict[Key, float]]:
     """`order` with the first TURN_SLOTS places held by no message that matches no question word of its own
     (pool.hits) in a turn already placed there by one that does (module docstring)."""
+    if not pool.bursts:
+        return list(order), dict(scores)
     placed: List[Key] = []
     shown: Set[Tuple[int, int, int]] = set()  # (session, first, last) of the turns a matching message placed
     waiting: List[Key] = []

@@ -77,7 +77,7 @@ class Reader:
                                  [messages[seq][1] for seq in order], TURN_GAP_MS, TURN_MAX_MESSAGES)
         return SessionData(len(messages), messages, context, doc_freqs, rows, cost,
                            {seq: tuple(held) for seq, held in views_at.items()},
-                           {seq: turn for turn in turns for seq in range(turn[0], turn[1] + 1)})
+                           {seq: turn for turn in turns if turn[1] > turn[0] for seq in range(turn[0], turn[1] + 1)})
 
     def sessions_read(self) -> List[SessionData]:
         """The sessions this reader has read so far, in the order first read."""

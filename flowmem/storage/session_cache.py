@@ -36,7 +36,8 @@ class SessionData(NamedTuple):
     # position -> the windows and segments holding it, in `views` order: what a search asks of
     # the messages it scores in context, looked up instead of walking every view of the session
     views_at: Mapping[int, Tuple[ViewRow, ...]] = MappingProxyType({})
-    # position -> (first, last) of its turn: the run of one speaker's messages it is part of (views.turn_spans())
+    # position -> (first, last) of its turn, the run of one speaker's messages it is part of (views.turn_spans()),
+    # for the turns of two or more messages only: a position without one is a turn of its own
     turns: Mapping[int, Tuple[int, int]] = MappingProxyType({})
 
     def weight(self) -> int:
