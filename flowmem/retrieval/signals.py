@@ -43,7 +43,8 @@ def window_bm25(query: Query, pool: Pool) -> Dict[Key, float]:
 
 def _replies_in_context(pool: Pool, windows: Dict[Key, float]) -> Dict[Key, float]:
     """`windows` with each message of a turn that follows a question (views.turn_spans()) scored at least
-    as the question's best window, where either turn is a burst of messages.
+    as the question's best window, where either turn is a burst of messages. A question counts when it
+    holds a question word of its own, as in reply().
 
     In a written conversation the reply is the next message, inside the question's windows; in
     typed chat the asker goes on and the reply comes several messages later, outside them, and
@@ -52,19 +53,22 @@ def _replies_in_context(pool: Pool, windows: Dict[Key, float]) -> Dict[Key, floa
     """
     if not pool.bursts:
         return windows
+    asked: Dict[Key, Tuple[float, bool]] = {}  # (session, a turn's last position) -> its best question's window,
+    for key in pool.hits:  # and whether the turn is a burst; a question in its own words, as reply() asks
+        score = windows.get(key, 0.0)
+        start, end = pool.messages[key].turn_span()
+        if score > asked.get((key[0], end), (0.0, False))[0] and pool.messages[key].asks:
+            asked[(key[0], end)] = (score, start < end)
     out = dict(windows)
-    for key, m in pool.messages.items():
-        first, last = m.turn_span()
-        before = pool.messages.get((key[0], first - 1))
-        if before is None:
+    for (session_key, end), (question, burst) in sorted(asked.items()):
+        after = pool.messages.get((session_key, end + 1))  # the first message of the turn after
+        if after is None:
             continue
-        start, end = before.turn_span()
-        if start == end and first == last:
-            continue
-        asked = [windows[k] for k in ((key[0], p) for p in range(start, end + 1))
-                 if k in windows and pool.messages[k].asks]
-        if asked and max(asked) > out.get(key, 0.0):
-            out[key] = max(asked)
+        first, last = after.turn_span()
+        if burst or first < last:
+            for key in ((session_key, p) for p in range(first, last + 1)):
+                if key in pool.messages and question > out.get(key, 0.0):
+                    out[key] = question
     return out
 
 
