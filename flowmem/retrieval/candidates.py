@@ -178,7 +178,8 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits, keep: Opt
     pool_views = dict(found)
     pool_views.update(nearby)
     matched = sorted((v.session_key, v.first) for v in found.values())
-    messages = _messages(reader, pool_views, set(matched), context.turns_around(reader, found, best))
+    turns = context.turns_around(reader, found, best[:context.TURNS_AROUND])
+    messages = _messages(reader, pool_views, set(matched), turns)
     idf = {t: scorer.idf(MESSAGE, t) for t in wanted if scorer.df[(MESSAGE, t)]}
     hits = _hits(wanted, tf, found)
     return Pool(messages, pool_views, scores, option_scores, idf, _keyed(feedback_docs, found), matched,
