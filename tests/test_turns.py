@@ -164,3 +164,15 @@ class ThinTurnsTest(unittest.TestCase):
         pool = pool_of([(p, p) for p in range(1, 6)], [(1, 1)])
         order = [(1, p) for p in range(1, 6)]
         self.assertEqual(thin_turns(order, {k: 1.0 for k in order}, pool)[0], order)
+
+
+class TurnsUnderAFilterTest(MemoryTestCase):
+    def test_a_turn_brought_into_the_pool_keeps_to_the_search_filter(self):
+        # Maya speaks first (role user), Ines second (assistant): a role filter keeps Ines's messages only,
+        # however much of Maya's answer turn the reply would bring.
+        self.memory.add(chat_body("u1", "burst", BURST))
+        items = self.memory.search({"query": QUESTION, "user_id": "u1", "top_k": 20,
+                                    "filters": {"role": "assistant"}})["data"]
+        self.assertTrue(items)
+        self.assertTrue(all(line.startswith("Ines: ") for i in items for line in i["content"].split("\n")),
+                        [i["content"] for i in items])

@@ -178,7 +178,7 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits, keep: Opt
     pool_views = dict(found)
     pool_views.update(nearby)
     matched = sorted((v.session_key, v.first) for v in found.values())
-    turns = context.turns_around(reader, found, best[:context.TURNS_AROUND])
+    turns = context.turns_around(reader, found, best[:context.TURNS_AROUND], view_keep)
     messages = _messages(reader, pool_views, set(matched), turns)
     idf = {t: scorer.idf(MESSAGE, t) for t in wanted if scorer.df[(MESSAGE, t)]}
     hits = _hits(wanted, tf, found)

@@ -52,11 +52,15 @@ def around(reader: Reader, found: Mapping[int, ViewRow], best: Sequence[int],
 TURNS_AROUND = 10
 
 
-def turns_around(reader: Reader, found: Mapping[int, ViewRow], best: Sequence[int]) -> Dict[int, Set[int]]:
+def turns_around(reader: Reader, found: Mapping[int, ViewRow], best: Sequence[int],
+                 keep: Optional[Callable[[ViewRow], bool]] = None) -> Dict[int, Set[int]]:
     """{session key: positions} of the turns of the messages `best` of `found` (best()) and of the turns
     after them (where a reply is: signals.reply()), for those where a turn is more than one message: the
     windows around a message miss most of a burst. (Where every turn is one message, as in written
-    conversations, nothing: the windows hold them.)"""
+    conversations, nothing: the windows hold them.)
+
+    keep: a search's filter (filters.py), as for around(): only the messages it passes are taken.
+    """
     out: Dict[int, Set[int]] = {}
     for d in best:
         v = found[d]
@@ -67,9 +71,10 @@ def turns_around(reader: Reader, found: Mapping[int, ViewRow], best: Sequence[in
         after = turns.get(last + 1, (last + 1, min(last + 1, v.session_messages)))
         if first == last and after[0] >= after[1]:
             continue
-        held = out.setdefault(v.session_key, set())
-        held.update(range(first, last + 1))
-        held.update(range(after[0], after[1] + 1))
+        positions = [p for span in ((first, last), after) for p in range(span[0], span[1] + 1)]
+        if keep is not None:
+            positions = [p for p in positions if keep(v._replace(first=p, last=p))]
+        out.setdefault(v.session_key, set()).update(positions)
     return out
 TURNS_AFTER = 3  # a reply may come after a reaction and the asker's own next words (signals.reply())
 

@@ -73,7 +73,7 @@ class Reader:
             for seq in range(around.first, around.last + 1):
                 views_at.setdefault(seq, []).append(around)
         order = sorted(messages)
-        turns = views.turn_spans([messages[seq][0] or rows[seq].role for seq in order],  # label, else role
+        turns = views.turn_spans([(rows[seq].role, messages[seq][0]) for seq in order],  # role and label
                                  [messages[seq][1] for seq in order], TURN_GAP_MS, TURN_MAX_MESSAGES)
         return SessionData(len(messages), messages, context, doc_freqs, rows, cost,
                            {seq: tuple(held) for seq, held in views_at.items()},

@@ -108,8 +108,8 @@ def turn_spans(speakers: Sequence[Hashable], times: Sequence[Optional[int]], max
                max_messages: int) -> List[Tuple[int, int]]:
     """A session's turns: (first, last) positions of each run of consecutive messages of one speaker.
 
-    `speakers[i]` and `times[i]` are message i+1's speaker (anything comparable: its label, or
-    its role where it has none) and Unix ms time (None when unknown); a pause of more than `max_gap_ms` between two
+    `speakers[i]` and `times[i]` are message i+1's speaker (anything comparable: its role and
+    label) and Unix ms time (None when unknown); a pause of more than `max_gap_ms` between two
     known times starts a new turn even for the same speaker, and so does a turn's
     `max_messages`-th message (notes sent one by one by one speaker are not one turn).
     """
