@@ -189,7 +189,6 @@ def build(reader: Reader, user_key: int, query: Query, limits: Limits, keep: Opt
                 any(m.turn is not None for m in messages.values()))
 
 
-
 def _nearness(reader: Reader, user_key: int, asked: Sequence[str], scorer: _Scorer, limits: Limits,
               keep: Optional[DocFilter]) -> meaning.Nearness:
     """The meaning channel's scores and nearest messages (meaning.py) for the question's terms `asked`

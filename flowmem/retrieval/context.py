@@ -46,9 +46,9 @@ def around(reader: Reader, found: Mapping[int, ViewRow], best: Sequence[int],
     return context
 
 
-# The best messages whose turns, and the turns after them, join the pool (turns_around()): measured on the
-# chat-style evaluations, 3, 10, 20, 50 and every context message (150) gave the same rankings, none lost the
-# synthetic chat set Recall@100 0.961 -> 0.933 (docs/typed_chat.md).
+# The best messages whose turns, and the turns after them, join the pool (turns_around()): on the chat-style
+# evaluations 3, 10, 20, 50 and every context message (150) gave the same rankings; with none, the synthetic
+# chat set's Recall@100 fell 0.961 -> 0.933 (docs/typed_chat.md).
 TURNS_AROUND = 10
 
 
@@ -76,7 +76,6 @@ def turns_around(reader: Reader, found: Mapping[int, ViewRow], best: Sequence[in
             positions = [p for p in positions if keep(v._replace(first=p, last=p))]
         out.setdefault(v.session_key, set()).update(positions)
     return out
-TURNS_AFTER = 3  # a reply may come after a reaction and the asker's own next words (signals.reply())
 
 
 def scores(reader: Reader, score: Score, terms: Sequence[str], tf: Mapping[str, Mapping[int, int]],

@@ -160,8 +160,9 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
         order, scores = spread(ordered.order, ordered.scores, ranking.spread_keep, ranking.spread_slots,
                                ranking.spread_gap)
         ordered = ordered._replace(order=order, scores=scores)
-    order, scores = thin_turns(ordered.order, ordered.scores, prepared.pool)
-    ordered = ordered._replace(order=order, scores=scores)
+    if prepared.pool.bursts:  # typed chat; in a written conversation nothing would move
+        order, scores = thin_turns(ordered.order, ordered.scores, prepared.pool)
+        ordered = ordered._replace(order=order, scores=scores)
     ordered = place_by_meaning(prepared, ordered, ranking)
     picks = select_views(ordered.order, ordered.scores, prepared.pool, top_k, ranking.view_kind,
                          ranking.message_share, spare=_SPARE_PICKS)

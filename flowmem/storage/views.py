@@ -103,7 +103,6 @@ def plan_tail(
     return kept, new_start
 
 
-
 def turn_spans(speakers: Sequence[Hashable], times: Sequence[Optional[int]], max_gap_ms: int,
                max_messages: int) -> List[Tuple[int, int]]:
     """A session's turns: (first, last) positions of each run of consecutive messages of one speaker.
