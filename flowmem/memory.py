@@ -121,7 +121,7 @@ class Memory:
                            read_only=read_only, create=create, checkpoints=config.checkpoints)
         self._ranking = config.ranking(self.store.settings)
 
-    def add(self, body: Mapping[str, Any]) -> Dict[str, Any]:
+    def add_body(self, body: Mapping[str, Any], strict: bool = True) -> Dict[str, Any]:
         """Store an Add body (contract: request_id, user_id, session_id, messages).
 
         Returns the contract's success body, echoing the three ids. A repeated
@@ -137,13 +137,16 @@ class Memory:
             "session_id": request.session_id,
         }
 
-    def search(self, body: Mapping[str, Any]) -> Dict[str, Any]:
+    def search_body(self, body: Mapping[str, Any], strict: bool = True) -> Dict[str, Any]:
         """Answer a Search body (contract: query, user_id, top_k, optional options; optional filters:
         session_id, since, until, role, retrieval/filters.py) with `{"data": [...]}`."""
         request = parse_search(body, self.config.top_k_cap)
         with collector_paused(self.config.pause_gc):
             return {"data": search(self.store, request.user_id, request.query, request.top_k, request.options,
                                    self._ranking, request.filters)}
+
+    add = add_body  # sdk: replace
+    search = search_body  # sdk: replace
 
     def health(self) -> Dict[str, Any]:
         """Status, versions and schema; never any memory content."""
