@@ -27,6 +27,7 @@ from .config import Config
 from .errors import FlowmemError, InvalidField, NotFound, StoreError, partly_stored
 from .retrieval.pipeline import search
 from .retrieval.ranking import Ranking
+from .sdk import MemoryAPI
 from .storage import listing
 from .storage.settings import ViewSettings, reindex_command, requested_settings
 from .storage.store import Store
@@ -101,7 +102,7 @@ def collector_paused(pause: bool) -> Iterator[None]:
 _MESSAGE_ID = re.compile(r"m-([0-9a-f]{1,64})-([1-9][0-9]{0,17})")  # storage/ids.py message_id()
 
 
-class Memory:
+class Memory(MemoryAPI):
     """A flowmem memory on one database file."""
 
     def __init__(self, config: Union[Config, str, "os.PathLike[str]"], read_only: bool = False, create: bool = True):
@@ -144,9 +145,6 @@ class Memory:
         with collector_paused(self.config.pause_gc):
             return {"data": search(self.store, request.user_id, request.query, request.top_k, request.options,
                                    self._ranking, request.filters)}
-
-    add = add_body  # sdk: replace
-    search = search_body  # sdk: replace
 
     def health(self) -> Dict[str, Any]:
         """Status, versions and schema; never any memory content."""

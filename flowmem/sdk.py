@@ -1,0 +1,392 @@
+"""The Python API: keyword calls and typed results over the contract's dict-level calls.
+
+Memory (a database file) and Client (a server) both answer the contract's bodies as
+dicts: add_body, search_body, get_message, list_messages, list_sessions, list_users,
+delete_message. MemoryAPI, a mixin both inherit, puts on top of those the calls a
+Python user expects, with keyword arguments and typed results:
+
+    m.add("I moved to Lisbon", user_id="alice")          -> AddResult
+    m.add(["plain text is a user message", {"role": "assistant", "content": "..."}], user_id=...)
+    m.search("where does alice live?", user_id="alice")  -> [Hit]
+    m.get(message_id, user_id=...) -> StoredMessage;  m.list(user_id=...) -> [StoredMessage]
+    m.sessions(user_id) -> [Session];  m.users() -> [User];  m.delete(message_id, user_id=...) -> bool
+    with Memory(path) as m: ...
+
+A Mapping as first argument of add or search is the contract's body, answered with the
+contract's dict as before: contract users and the HTTP layer keep one code path.
+
+The bodies are built by add_request() and search_request(), plain functions that
+AsyncClient shares, so the same arguments make the same body (and the same request_id)
+whichever class sends it. They check what only the Python call has (the argument's type,
+a missing user_id) and name the argument; everything else is the core's validation,
+whose InvalidField names the body's field (`messages[1].content`, `filters.role`).
+
+Results are frozen dataclasses read from the dicts; each keeps its dict as `raw` (not
+compared), so a field a newer server adds is still reachable.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union, overload
+
+from . import paging
+from .errors import InvalidField
+from .validation import MAX_PAGE
+
+Message = Union[str, Mapping[str, Any]]
+Messages = Union[str, Sequence[Message]]
+Timestamp = Union[int, datetime.datetime, None]
+S = TypeVar("S", bound="MemoryAPI")
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__
+
+
+def _body_alone(call: str, **defaulted: bool) -> None:
+    """InvalidField naming the first keyword argument given beside a body (`defaulted[name]` False)."""
+    for name, default in defaulted.items():
+        if not default:
+            raise InvalidField(name, "is not taken with a body (a dict): %s(body) reads everything from the body"
+                               % call)
+
+
+def _required(value: Any, name: str, call: str) -> Any:
+    """`value`, or InvalidField when the caller left it out (the core checks its type and content)."""
+    if value is None:
+        raise InvalidField(name, "is required: %s(..., %s=...)" % (call, name))
+    return value
+
+
+# -- the bodies -------------------------------------------------------------------------
+
+
+def derived_request_id(body: Mapping[str, Any]) -> str:
+    """The request_id of an Add that named none: `sdk-` and 32 hex digits of the sha256 of the
+    canonical JSON (sorted keys, ASCII) of its user_id, session_id, messages and metadata.
+    The same Add sent again (a retry after a timeout, a restarted agent) has the same id, so it
+    stores nothing the second time; any other Add has another id."""
+    named = {key: body.get(key) for key in ("user_id", "session_id", "messages", "metadata")}
+    # default=repr: a value JSON cannot hold still hashes; the core then refuses it, naming its field.
+    canonical = json.dumps(named, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=repr)
+    return "sdk-" + hashlib.sha256(canonical.encode("ascii")).hexdigest()[:32]
+
+
+def _milliseconds(timestamp: Timestamp) -> Optional[int]:
+    if timestamp is None or (type(timestamp) is int):
+        return timestamp
+    if isinstance(timestamp, datetime.datetime):
+        if timestamp.utcoffset() is None:  # a naive time would be read in whatever zone the machine is in
+            raise InvalidField("timestamp", "must be timezone-aware (datetime.now(timezone.utc)), got a naive datetime")
+        return int(timestamp.timestamp() * 1000)
+    raise InvalidField("timestamp", "must be Unix milliseconds (an int) or a timezone-aware datetime, got %s"
+                       % _kind(timestamp))
+
+
+def _messages(messages: Any, role: str, timestamp: Optional[int]) -> List[Dict[str, Any]]:
+    """The body's messages: a string is one message of `role`; a list holds strings and message dicts.
+    `timestamp` dates every message that has none of its own."""
+    if isinstance(messages, str):
+        messages = [messages]
+    elif not isinstance(messages, (list, tuple)):
+        raise InvalidField("messages", "must be a string, a list of messages (strings or message dicts) "
+                           "or an Add body (a dict), got %s" % _kind(messages))
+    out = []
+    for i, message in enumerate(messages):
+        if isinstance(message, str):
+            built: Dict[str, Any] = {"role": role, "content": message}
+        elif isinstance(message, Mapping):
+            built = dict(message)
+        else:
+            raise InvalidField("messages[%d]" % i, "must be a string or a message dict (role, content), got %s"
+                               % _kind(message))
+        if timestamp is not None and built.get("timestamp") is None:
+            built["timestamp"] = timestamp
+        out.append(built)
+    return out
+
+
+def add_request(messages: Messages, user_id: Optional[str], session_id: str = "default", role: str = "user",
+                metadata: Optional[Mapping[str, Any]] = None, timestamp: Timestamp = None,
+                request_id: Optional[str] = None) -> Dict[str, Any]:
+    """The Add body of MemoryAPI.add's keyword form (its docstring says what each argument is)."""
+    user_id = _required(user_id, "user_id", "add")
+    if not isinstance(role, str):
+        raise InvalidField("role", "must be a string, got %s" % _kind(role))
+    body: Dict[str, Any] = {"user_id": user_id, "session_id": session_id,
+                            "messages": _messages(messages, role, _milliseconds(timestamp))}
+    if metadata is not None:
+        if not isinstance(metadata, Mapping):
+            raise InvalidField("metadata", "must be a dict, got %s" % _kind(metadata))
+        body["metadata"] = dict(metadata)
+    return dict({"request_id": derived_request_id(body) if request_id is None else request_id}, **body)
+
+
+def search_request(query: str, user_id: Optional[str], limit: int = 10, filters: Optional[Mapping[str, Any]] = None,
+                   options: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    """The Search body of MemoryAPI.search's keyword form."""
+    if not isinstance(query, str):
+        raise InvalidField("query", "must be a string (the question) or a Search body (a dict), got %s"
+                           % _kind(query))
+    user_id = _required(user_id, "user_id", "search")
+    if type(limit) is not int or limit < 0:
+        raise InvalidField("limit", "must be an int of 0 or more, got %r" % (limit,))
+    body: Dict[str, Any] = {"query": query, "user_id": user_id, "top_k": limit}
+    if filters is not None:
+        if not isinstance(filters, Mapping):
+            raise InvalidField("filters", "must be a dict (session_id, since, until, role, metadata), got %s"
+                               % _kind(filters))
+        body["filters"] = dict(filters)
+    if options is not None:
+        if isinstance(options, str) or not isinstance(options, Sequence):
+            raise InvalidField("options", "must be a list of strings, got %s" % _kind(options))
+        body["options"] = list(options)
+    return body
+
+
+def list_limit(limit: Optional[int]) -> Optional[int]:
+    """How many messages list() returns at most (None: all); InvalidField naming `limit` otherwise."""
+    if limit is not None and (type(limit) is not int or limit < 1):
+        raise InvalidField("limit", "must be an int of 1 or more, or None for every message, got %r" % (limit,))
+    return limit
+
+
+def page_size(limit: Optional[int], got: int) -> int:
+    """The size of list()'s next page: what is still wanted, at most a page's maximum."""
+    return MAX_PAGE if limit is None else min(MAX_PAGE, limit - got)
+
+
+# -- the results ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """What an Add did. `stored` False: this request_id was stored before and nothing was written
+    (`body_differs` True: that earlier Add's body differed, and this one's content was NOT stored).
+    `dated_on_receipt`: how many messages had no timestamp and were dated when the Add arrived.
+    `ignored_fields`: fields a server ignored (only over HTTP; the Python call refuses them)."""
+
+    request_id: str
+    user_id: str
+    session_id: str
+    stored: bool
+    dated_on_receipt: int
+    body_differs: bool
+    ignored_fields: Tuple[str, ...]
+    raw: Dict[str, Any] = field(repr=False, compare=False, hash=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "AddResult":
+        # .get with defaults: a server older than these fields says nothing of them.
+        return cls(d["request_id"], d["user_id"], d["session_id"], bool(d.get("stored", True)),
+                   int(d.get("dated_on_receipt", 0)), bool(d.get("body_differs", False)),
+                   tuple(d.get("ignored_fields", ())), dict(d))
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: a view (a message, a window or a segment of a session) with its
+    provenance: the ids of the stored messages it is made of, and the signals that ranked it."""
+
+    id: str
+    content: str
+    score: float
+    created_at: Optional[str]
+    view: str
+    source_message_ids: Tuple[str, ...]
+    session_id: str
+    role: Optional[str]
+    signals: Dict[str, Any] = field(hash=False)
+    metadata: Dict[str, Any] = field(hash=False)
+    raw: Dict[str, Any] = field(repr=False, compare=False, hash=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Hit":
+        return cls(d["id"], d["content"], d["score"], d.get("created_at"), d.get("view", ""),
+                   tuple(d.get("source_message_ids", ())), d.get("session_id", ""), d.get("role"),
+                   dict(d.get("signals") or {}), dict(d.get("metadata") or {}), dict(d))
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """A message as stored, verbatim, with its public id, position in its session and times
+    (`dated_on_receipt` True: it came without a timestamp and is dated when its Add arrived)."""
+
+    id: str
+    user_id: str
+    session_id: str
+    position: int
+    role: str
+    content: str
+    timestamp: Optional[int]
+    created_at: Optional[str]
+    request_id: str
+    metadata: Dict[str, Any] = field(hash=False)
+    dated_on_receipt: bool
+    raw: Dict[str, Any] = field(repr=False, compare=False, hash=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "StoredMessage":
+        return cls(d["id"], d["user_id"], d["session_id"], d["position"], d["role"], d["content"],
+                   d.get("timestamp"), d.get("created_at"), d.get("request_id", ""), dict(d.get("metadata") or {}),
+                   bool(d.get("dated_on_receipt", False)), dict(d))
+
+
+@dataclass(frozen=True)
+class Session:
+    """A session of a user: how many messages it holds, its first and last times."""
+
+    session_id: str
+    messages: int
+    first_at: Optional[str]
+    last_at: Optional[str]
+    raw: Dict[str, Any] = field(repr=False, compare=False, hash=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Session":
+        return cls(d["session_id"], d["messages"], d.get("first_at"), d.get("last_at"), dict(d))
+
+
+@dataclass(frozen=True)
+class User:
+    """A user held: how many sessions and messages."""
+
+    user_id: str
+    sessions: int
+    messages: int
+    raw: Dict[str, Any] = field(repr=False, compare=False, hash=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "User":
+        return cls(d["user_id"], d["sessions"], d["messages"], dict(d))
+
+
+def hits(response: Mapping[str, Any]) -> List[Hit]:
+    """The Hits of a Search response."""
+    return [Hit.from_dict(item) for item in response["data"]]
+
+
+# -- the mixin --------------------------------------------------------------------------
+
+
+class MemoryAPI:
+    """The keyword calls, over the dict-level calls the class defines (Memory, Client)."""
+
+    if TYPE_CHECKING:  # what the class provides; declared for the type checker only
+        def add_body(self, body: Mapping[str, Any]) -> Dict[str, Any]: ...
+
+        def search_body(self, body: Mapping[str, Any]) -> Dict[str, Any]: ...
+
+        def get_message(self, user_id: str, message_id: str) -> Dict[str, Any]: ...
+
+        def list_messages(self, user_id: str, session_id: Optional[str] = ..., since: Any = ..., until: Any = ...,
+                          limit: Any = ..., cursor: Optional[str] = ..., order: Any = ...) -> Dict[str, Any]: ...
+
+        def list_sessions(self, user_id: str, limit: Any = ..., cursor: Optional[str] = ...) -> Dict[str, Any]: ...
+
+        def list_users(self, limit: Any = ..., cursor: Optional[str] = ...) -> Dict[str, Any]: ...
+
+        def delete_message(self, user_id: str, message_id: str) -> Dict[str, Any]: ...
+
+        def close(self) -> None: ...
+
+    @overload
+    def add(self, messages: Mapping[str, Any]) -> Dict[str, Any]: ...
+
+    @overload
+    def add(self, messages: Messages, *, user_id: Optional[str] = ..., session_id: str = ..., role: str = ...,
+            metadata: Optional[Mapping[str, Any]] = ..., timestamp: Timestamp = ...,
+            request_id: Optional[str] = ...) -> AddResult: ...
+
+    def add(self, messages: Any, *, user_id: Optional[str] = None, session_id: str = "default", role: str = "user",
+            metadata: Optional[Mapping[str, Any]] = None, timestamp: Timestamp = None,
+            request_id: Optional[str] = None) -> Any:
+        """Store messages of a user's session; an AddResult.
+
+        messages: a string (one message of `role`), a list of strings and message dicts
+            (`{"role", "content", "timestamp"?, "metadata"?}`), or an Add body (a dict: the
+            contract's call, answered with its dict; no other argument is taken then).
+        user_id: whose memory (required); session_id: the conversation ("default").
+        role: the role of the plain-text messages ("user").
+        metadata: a dict stored with every message (a message's own keys win).
+        timestamp: Unix ms or a timezone-aware datetime, for messages without one of their own;
+            without any, a message is dated when the Add arrives.
+        request_id: the Add's id; None derives one from user_id, session_id, messages and metadata
+            (derived_request_id()), so the same add() retried stores nothing (`stored` False). To
+            store the same text twice on purpose, give each its own `timestamp` or `request_id`.
+        """
+        if isinstance(messages, Mapping):
+            _body_alone("add", user_id=user_id is None, session_id=session_id == "default", role=role == "user",
+                        metadata=metadata is None, timestamp=timestamp is None, request_id=request_id is None)
+            return self.add_body(messages)
+        body = add_request(messages, user_id, session_id, role, metadata, timestamp, request_id)
+        return AddResult.from_dict(self.add_body(body))
+
+    @overload
+    def search(self, query: Mapping[str, Any]) -> Dict[str, Any]: ...
+
+    @overload
+    def search(self, query: str, *, user_id: Optional[str] = ..., limit: int = ...,
+               filters: Optional[Mapping[str, Any]] = ..., options: Optional[Sequence[str]] = ...) -> List[Hit]: ...
+
+    def search(self, query: Any, *, user_id: Optional[str] = None, limit: int = 10,
+               filters: Optional[Mapping[str, Any]] = None, options: Optional[Sequence[str]] = None) -> Any:
+        """The evidence in a user's memory for `query`, best first: a list of Hits.
+
+        query: the question, or a Search body (a dict: answered with the contract's dict).
+        user_id: whose memory (required); limit: at most this many hits (10).
+        filters: {"session_id", "since", "until", "role", "metadata": {key: value}}, each optional.
+        options: a multiple-choice question's answer options (they steer the evidence sought).
+        """
+        if isinstance(query, Mapping):
+            _body_alone("search", user_id=user_id is None, limit=limit == 10, filters=filters is None,
+                        options=options is None)
+            return self.search_body(query)
+        return hits(self.search_body(search_request(query, user_id, limit, filters, options)))
+
+    def get(self, message_id: str, *, user_id: Optional[str] = None) -> StoredMessage:
+        """One stored message of the user by its id; NotFound if the user has no such message."""
+        return StoredMessage.from_dict(self.get_message(_required(user_id, "user_id", "get"), message_id))
+
+    def list(self, *, user_id: Optional[str] = None, session_id: Optional[str] = None, since: Any = None,
+             until: Any = None, metadata: Optional[Mapping[str, Any]] = None, limit: Optional[int] = 100,
+             order: str = "asc") -> List[StoredMessage]:
+        """A user's stored messages, oldest first (`order` "desc": newest first), following the pages.
+
+        session_id: only that session's; since/until: only those timed from `since` (inclusive)
+        to `until` (exclusive), ISO-8601 or Unix ms; metadata: only those whose metadata has
+        each of these keys with an equal value; limit: at most this many (None: all).
+        """
+        user_id, limit = _required(user_id, "user_id", "list"), list_limit(limit)
+        extra = {} if metadata is None else {"metadata": metadata}
+        out: List[StoredMessage] = []
+        cursor = None
+        while True:
+            page = self.list_messages(user_id, session_id=session_id, since=since, until=until,
+                                      limit=page_size(limit, len(out)), cursor=cursor, order=order, **extra)
+            out.extend(StoredMessage.from_dict(m) for m in page["data"])
+            cursor = page["next_cursor"]
+            if cursor is None or (limit is not None and len(out) >= limit):
+                return out
+
+    def sessions(self, user_id: str) -> List[Session]:
+        """Every session of the user, in the order they were created."""
+        return [Session.from_dict(s) for s in paging.walk(lambda cursor: self.list_sessions(user_id, MAX_PAGE, cursor))]
+
+    def users(self) -> List[User]:
+        """Every user held, in the order they first added."""
+        return [User.from_dict(u) for u in paging.walk(lambda cursor: self.list_users(MAX_PAGE, cursor))]
+
+    def delete(self, message_id: str, *, user_id: Optional[str] = None) -> bool:
+        """Forget one message as completely as a session delete forgets a session; False if there
+        was no such message. The user's other messages keep their ids."""
+        return bool(self.delete_message(_required(user_id, "user_id", "delete"), message_id)["deleted"])
+
+    def __enter__(self: S) -> S:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
