@@ -108,17 +108,17 @@ class CliTest(CliMixin, unittest.TestCase):
         self.assertIn("flowmem: error:", result.stderr)
 
 
-    def test_the_readme_settings_tables_are_what_flowmem_settings_prints(self):
+    def test_the_settings_tables_in_docs_are_what_flowmem_settings_prints(self):
         result = self.run_cli("settings")
         self.assertEqual(result.returncode, 0, result.stderr)
-        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        with open(os.path.join(ROOT, "docs", "operations.md"), encoding="utf-8") as f:
             readme = f.read()
         self.assertIn(README_START, readme)
         block = readme.split(README_START, 1)[1].split(README_END, 1)[0]
         if block.strip() != result.stdout.strip():
             diff = difflib.unified_diff(block.strip().splitlines(), result.stdout.strip().splitlines(),
-                                        "README.md", "python -m flowmem settings", n=0, lineterm="")
-            self.fail("README.md's settings tables differ from the code; paste the command's output there:\n"
+                                        "docs/operations.md", "python -m flowmem settings", n=0, lineterm="")
+            self.fail("docs/operations.md's settings tables differ from the code; paste the command's output there:\n"
                       + "\n".join(diff))
 
     def test_the_settings_tables_list_every_setting_once_with_its_help(self):

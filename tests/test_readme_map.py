@@ -1,4 +1,4 @@
-"""The README's module map is the package's tree: every module listed, none that is not there."""
+"""The module map (docs/design.md) is the package's tree: every module listed, none that is not there."""
 import os
 import re
 import unittest
@@ -7,10 +7,10 @@ from tests.server import ROOT
 
 
 def readme_modules():
-    """Module paths (relative to flowmem/) named in the README's "How it works" map."""
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+    """Module paths (relative to flowmem/) named in docs/design.md's module map."""
+    with open(os.path.join(ROOT, "docs", "design.md"), encoding="utf-8") as f:
         text = f.read()
-    block = text.split("## How it works", 1)[1].split("```", 2)[1]
+    block = text.split("## The module map", 1)[1].split("```", 2)[1]
     paths, package = set(), ""
     for line in block.splitlines():
         match = re.match(r"^(\s*)(\S+)", line)
@@ -38,8 +38,8 @@ def package_modules():
 class ReadmeMapTest(unittest.TestCase):
     def test_the_readme_map_lists_exactly_the_modules_of_the_package(self):
         listed, present = readme_modules(), package_modules()
-        self.assertEqual(sorted(present - listed), [], "modules missing from the README's map")
-        self.assertEqual(sorted(listed - present), [], "modules in the README's map that do not exist")
+        self.assertEqual(sorted(present - listed), [], "modules missing from the map in docs/design.md")
+        self.assertEqual(sorted(listed - present), [], "modules in the map in docs/design.md that do not exist")
 
 
 if __name__ == "__main__":

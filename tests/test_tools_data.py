@@ -65,12 +65,20 @@ class MissingDataTest(unittest.TestCase):
 
 
 class ReadmeTest(unittest.TestCase):
-    def test_the_readme_names_no_path_outside_the_clone(self):
-        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-            text = f.read()
-        self.assertEqual(re.findall(r"\.\./\S*", text), [])
-        self.assertNotIn("shared/data", text)
-        self.assertIn("https://github.com/snap-research/locomo", text)
+    def test_the_readme_and_the_docs_name_no_path_outside_the_clone(self):
+        docs = os.path.join(ROOT, "docs")
+        paths = [os.path.join(ROOT, "README.md")] + sorted(
+            os.path.join(docs, name) for name in os.listdir(docs) if name.endswith(".md"))
+        for path in paths:
+            with self.subTest(file=os.path.relpath(path, ROOT)), open(path, encoding="utf-8") as f:
+                text = f.read()
+                # a relative link between the docs (../README.md) stays inside; nothing may climb out
+                escaping = [p for p in re.findall(r"\.\./[^\s)`'\"]*", text)
+                            if not os.path.normpath(os.path.join(os.path.dirname(path), p)).startswith(ROOT + os.sep)]
+                self.assertEqual(escaping, [])
+                self.assertNotIn("shared/data", text)
+        with open(paths[0], encoding="utf-8") as f:
+            self.assertIn("https://github.com/snap-research/locomo", f.read())
 
 
 class LocomoDevTest(unittest.TestCase):
