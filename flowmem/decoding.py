@@ -1,6 +1,6 @@
 """JSON from a client, read one way everywhere: decode_json().
 
-HTTP bodies (validation.decode_json_object), MCP messages (mcp/protocol.py), files for
+HTTP bodies (decode_json_object(), a JSON object or the contract's 400, BadRequest), MCP messages (mcp/protocol.py), files for
 `flowmem add` and `import` (cli_portable.py, portable.py) and the answers Client reads
 (client.py) all decode here, so each refuses the same things with a ValueError saying
 why: text that is not JSON, NaN and Infinity (not JSON, though Python writes them), an
@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Any, Dict
+
+from .errors import BadRequest
 
 # The deepest JSON any caller may send. The contract's deepest body, an import, is 5 levels
 # ({"records": [{"messages": [{...}]}]}) and an MCP message about 6; past 64 a value is no one's
@@ -53,3 +55,22 @@ def _deeper_than(value: Any, limit: int) -> bool:
         children = item.values() if isinstance(item, dict) else item
         stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
     return False
+
+
+def decode_json_object(body: bytes) -> Dict[str, Any]:
+    """`body` (UTF-8 bytes) as a JSON object, or BadRequest saying why it is not one (decode_json())."""
+    if not body.strip():
+        raise BadRequest("request body is empty; send a JSON object")
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BadRequest("request body is not UTF-8") from e
+    try:
+        value = decode_json(text)
+    except ValueError as e:  # JSONDecodeError, over-long integers, NaN/Infinity, nesting
+        if str(e) == NESTED_TOO_DEEPLY:
+            raise BadRequest("request body " + NESTED_TOO_DEEPLY) from None
+        raise BadRequest("request body is not valid JSON: %s" % e) from e
+    if not isinstance(value, dict):
+        raise BadRequest("request body must be a JSON object, got a JSON %s" % type(value).__name__)
+    return value

@@ -20,11 +20,14 @@ import gc
 import os
 import re
 import sqlite3
+import time
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Union
 
 from . import __version__, paging, portable
 from .config import Config
+from .decoding import decode_json
 from .errors import FlowmemError, InvalidField, NotFound, StoreError, partly_stored
+from .metadata import parse_filter
 from .retrieval.pipeline import search
 from .retrieval.ranking import Ranking
 from .sdk import MemoryAPI
@@ -105,14 +108,18 @@ _MESSAGE_ID = re.compile(r"m-([0-9a-f]{1,64})-([1-9][0-9]{0,17})")  # storage/id
 class Memory(MemoryAPI):
     """A flowmem memory on one database file."""
 
-    def __init__(self, config: Union[Config, str, "os.PathLike[str]"], read_only: bool = False, create: bool = True):
+    def __init__(self, config: Union[Config, str, "os.PathLike[str]"], read_only: bool = False, create: bool = True,
+                 clock: Optional[Callable[[], float]] = time.time):
         """Open the database named by `config.db` (or the database path `config`, every setting
         its default), created and migrated as needed.
 
         `read_only` opens it without writing anything (search, stats, backup work);
         `create=False` refuses a missing file. Index settings given in `config` that
-        differ from the database's raise StoreError naming the reindex command.
+        differ from the database's raise StoreError naming the reindex command. `clock` (Unix
+        seconds) dates the messages of an Add that sends none with a timestamp (validation.parse_add());
+        None leaves them undated, as a database from before receipt dating has them.
         """
+        self.clock = clock
         if not isinstance(config, Config):
             config = Config(db=os.fspath(config)).validate()
         self.config = config
@@ -123,28 +130,44 @@ class Memory(MemoryAPI):
         self._ranking = config.ranking(self.store.settings)
 
     def add_body(self, body: Mapping[str, Any], strict: bool = True) -> Dict[str, Any]:
-        """Store an Add body (contract: request_id, user_id, session_id, messages).
+        """Store an Add body (contract: request_id, user_id, session_id, messages; ours: metadata).
 
-        Returns the contract's success body, echoing the three ids. A repeated
-        (request_id, user_id) returns the same body and writes nothing. Raises
-        InvalidField for a malformed body, before anything is written.
+        Returns the contract's success body, echoing the three ids, with `stored` (False: the
+        (request_id, user_id) was stored before and nothing was written; `body_differs` True
+        then if that Add's body was not this one) and `dated_on_receipt` (how many messages
+        had no timestamp and were dated with this call's time). Raises InvalidField for a
+        malformed body, before anything is written; `strict` (the Python API) refuses unknown
+        fields, otherwise (HTTP, as the contract says) they are ignored and named in
+        `ignored_fields`.
         """
-        request = parse_add(body)
-        self.store.add(request.user_id, request.session_id, request.request_id, request.messages)
-        return {
+        request = parse_add(body, None if self.clock is None else int(self.clock() * 1000), strict)
+        outcome = self.store.add(request.user_id, request.session_id, request.request_id, request.messages,
+                                 request.fingerprint)
+        answer: Dict[str, Any] = {
             "success": True,
             "request_id": request.request_id,
             "user_id": request.user_id,
             "session_id": request.session_id,
+            "stored": outcome.new,
+            "dated_on_receipt": request.dated_on_receipt if outcome.new else 0,
         }
+        if not outcome.new and outcome.fingerprint not in (None, request.fingerprint):
+            answer["body_differs"] = True
+        if request.ignored_fields:
+            answer["ignored_fields"] = list(request.ignored_fields)
+        return answer
 
     def search_body(self, body: Mapping[str, Any], strict: bool = True) -> Dict[str, Any]:
         """Answer a Search body (contract: query, user_id, top_k, optional options; optional filters:
-        session_id, since, until, role, retrieval/filters.py) with `{"data": [...]}`."""
-        request = parse_search(body, self.config.top_k_cap)
+        session_id, since, until, role, metadata, retrieval/filters.py) with `{"data": [...]}`;
+        unknown fields are refused with `strict`, otherwise named in `ignored_fields` (add_body())."""
+        request = parse_search(body, self.config.top_k_cap, strict)
         with collector_paused(self.config.pause_gc):
-            return {"data": search(self.store, request.user_id, request.query, request.top_k, request.options,
-                                   self._ranking, request.filters)}
+            answer = {"data": search(self.store, request.user_id, request.query, request.top_k, request.options,
+                                     self._ranking, request.filters)}
+        if request.ignored_fields:
+            answer["ignored_fields"] = list(request.ignored_fields)
+        return answer
 
     def health(self) -> Dict[str, Any]:
         """Status, versions and schema; never any memory content."""
@@ -166,6 +189,19 @@ class Memory(MemoryAPI):
         removed = self.store.delete_session(parse_id(user_id, "user_id"), parse_id(session_id, "session_id"))
         return {"deleted": removed is not None, "user_id": user_id, "session_id": session_id,
                 "messages": removed or 0}
+
+    def delete_message(self, user_id: str, message_id: str) -> Dict[str, Any]:
+        """Remove one message of the user by its id as completely as delete_session removes a session
+        (storage/writer.py delete_message()): the memory then answers as if it had never been added,
+        and the session's other messages keep their ids. `{"deleted": False, ...}` if the user has no
+        such message; a session's last message goes with the session."""
+        user_id = parse_id(user_id, "user_id")
+        parts = _MESSAGE_ID.fullmatch(message_id) if isinstance(message_id, str) else None
+        removed = None if parts is None else self.store.delete_message(user_id, parts.group(1), int(parts.group(2)))
+        answer: Dict[str, Any] = {"deleted": removed is not None, "user_id": user_id, "message_id": message_id}
+        if removed is not None:
+            answer["session_id"] = removed.session_id
+        return answer
 
     # -- listing: pages of what is stored, verbatim (paging.py; storage/listing.py) --------
     # Each page holds at most `limit` rows and, past its first, config.page_max_bytes of their
@@ -189,11 +225,14 @@ class Memory(MemoryAPI):
         return paging.page(rows, more, "s", lambda row: (row[0],), paging.session)
 
     def list_messages(self, user_id: str, session_id: Optional[str] = None, since: Any = None, until: Any = None,
-                      limit: Any = 50, cursor: Optional[str] = None, order: Any = "asc") -> Dict[str, Any]:
+                      limit: Any = 50, cursor: Optional[str] = None, order: Any = "asc",
+                      metadata: Any = None) -> Dict[str, Any]:
         """`{"data": [message], "next_cursor"}`: a user's messages, oldest first (by session creation,
         then position) or newest first (`order` "desc"), only of `session_id` if given, only those
-        timed from `since` (inclusive) to `until` (exclusive) if either is given (ISO-8601 or Unix ms)."""
+        timed from `since` (inclusive) to `until` (exclusive) if either is given (ISO-8601 or Unix ms),
+        only those holding every key and value of `metadata` if given (a dict, or its JSON text)."""
         user_id = parse_id(user_id, "user_id")
+        tags = parse_filter(decode_json(metadata) if isinstance(metadata, str) else metadata, "metadata")
         session_id = None if session_id is None else parse_id(session_id, "session_id")
         start, end = parse_time(since, "since"), parse_time(until, "until")
         size, descending = parse_limit(limit), parse_order(order)
@@ -204,7 +243,7 @@ class Memory(MemoryAPI):
                 reader.conn, user_key, session_id)
             rows, more = ([], False) if user_key is None or (session_id is not None and session is None) else (
                 listing.messages(reader.conn, user_key, session, start, end, (after[0], after[1]) if after else None,
-                                 size, self.config.page_max_bytes, descending))
+                                 size, self.config.page_max_bytes, descending, tags))
         return paging.page(rows, more, "m", lambda row: (row.session_key, row.seq),
                           lambda row: paging.message(user_id, row))
 

@@ -20,6 +20,7 @@ from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Typ
 
 from .errors import InvalidField
 from .retrieval.items import iso_time
+from .storage import metadata_index
 from .storage.ids import message_id
 from .storage.listing import ListedMessage
 
@@ -72,8 +73,8 @@ def walk(fetch: Callable[[Optional[str]], Dict[str, Any]]) -> Iterator[Any]:
 
 def message(user_id: str, row: ListedMessage) -> Dict[str, Any]:
     """A stored message as the listing calls show it: verbatim, with its public id and times."""
-    return {
-        "id": message_id(row.tag, row.seq),
+    shown = {
+        "id": message_id(row.tag, row.number),
         "user_id": user_id,
         "session_id": row.session_id,
         "position": row.seq,
@@ -81,8 +82,12 @@ def message(user_id: str, row: ListedMessage) -> Dict[str, Any]:
         "content": row.content,
         "timestamp": row.timestamp_ms,
         "created_at": iso_time(row.timestamp_ms),
+        "dated_on_receipt": bool(row.dated_on_receipt),
         "request_id": row.request_id,
     }
+    if row.metadata is not None:
+        shown["metadata"] = metadata_index.loads(row.metadata)
+    return shown
 
 
 def session(row: Tuple[int, str, int, Optional[int], Optional[int]]) -> Dict[str, Any]:

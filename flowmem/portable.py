@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Named
 
 from .decoding import decode_json
 from .errors import InvalidField
+from .storage import metadata_index
 from .storage.listing import StoredAdd
 from .validation import AddRequest, parse_add
 
@@ -36,10 +37,12 @@ Progress = Callable[[int, Optional[int]], None]  # (records done, records in all
 def add_body(user_id: str, add: StoredAdd) -> Dict[str, Any]:
     """A stored Add as the Add body that stores it again."""
     messages = []
-    for role, content, timestamp_ms in add.messages:
+    for role, content, timestamp_ms, metadata in add.messages:
         message: Dict[str, Any] = {"role": role, "content": content}
         if timestamp_ms is not None:
             message["timestamp"] = timestamp_ms
+        if metadata is not None:
+            message["metadata"] = metadata_index.loads(metadata)
         messages.append(message)
     return {"request_id": add.request_id, "user_id": user_id, "session_id": add.session_id, "messages": messages}
 

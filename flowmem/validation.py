@@ -1,12 +1,12 @@
 """Read request bodies and check Add and Search bodies against the contract; name the first bad field.
 
-decode_json_object() reads a body's bytes as a JSON object or raises BadRequest (the
-contract's 400). It is here, in the service, not in the HTTP layer, because the HTTP
-API and the CLI (files of Add bodies) both read bodies and must read them alike.
 Parsers take the decoded JSON object and return plain, typed requests, or raise
 InvalidField naming the field the way the contract does (`messages[2].content`).
-Unknown fields are ignored, as the contract requires (but not unknown keys of a
-Search's `filters`, which the contract does not have: _filters() says why).
+Unknown fields are ignored, as the contract requires, and named (`ignored_fields` of the
+request: HTTP answers with them); with `strict` (the Python API, MCP) they are refused
+instead. Unknown keys of a Search's `filters`, which the contract does not have, are
+always refused: _filters() says why. `metadata` (on an Add and on its messages) is
+checked by metadata.py.
 
 Beyond the JSON types, three rules protect what is stored and what a search costs:
 
@@ -34,13 +34,14 @@ Beyond the JSON types, three rules protect what is stored and what a search cost
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import math
 import re
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from .decoding import NESTED_TOO_DEEPLY, decode_json
-from .errors import BadRequest, InvalidField
+from .errors import InvalidField
+from .metadata import merged, parse_filter, parse_metadata
 from .retrieval.filters import Filters
 from .storage.rows import NewMessage
 
@@ -76,30 +77,14 @@ _INTEGER_TEXT = re.compile(r"-?[0-9]{1,%d}" % MAX_DIGITS)  # [0-9], not \d: ASCI
 MIN_ISO_MS = -62135596800000
 
 
-def decode_json_object(body: bytes) -> Dict[str, Any]:
-    """`body` (UTF-8 bytes) as a JSON object, or BadRequest saying why it is not one (decode_json())."""
-    if not body.strip():
-        raise BadRequest("request body is empty; send a JSON object")
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise BadRequest("request body is not UTF-8") from e
-    try:
-        value = decode_json(text)
-    except ValueError as e:  # JSONDecodeError, over-long integers, NaN/Infinity, nesting
-        if str(e) == NESTED_TOO_DEEPLY:
-            raise BadRequest("request body " + NESTED_TOO_DEEPLY) from None
-        raise BadRequest("request body is not valid JSON: %s" % e) from e
-    if not isinstance(value, dict):
-        raise BadRequest("request body must be a JSON object, got a JSON %s" % type(value).__name__)
-    return value
-
-
 class AddRequest(NamedTuple):
     request_id: str
     user_id: str
     session_id: str
     messages: List[NewMessage]
+    ignored_fields: Tuple[str, ...] = ()  # unknown fields, as the contract lets a body have
+    fingerprint: str = ""  # the body's digest (fingerprint()): what tells a replay of another body
+    dated_on_receipt: int = 0  # how many messages had no timestamp and took the Add's receipt time
 
 
 class SearchRequest(NamedTuple):
@@ -108,6 +93,27 @@ class SearchRequest(NamedTuple):
     top_k: int
     options: List[str]
     filters: Optional[Filters] = None  # None: every message of the user's is a candidate
+    ignored_fields: Tuple[str, ...] = ()
+
+
+ADD_FIELDS = ("request_id", "user_id", "session_id", "messages", "metadata")
+MESSAGE_FIELDS = ("role", "content", "timestamp", "metadata")
+SEARCH_FIELDS = ("query", "user_id", "top_k", "options", "filters")
+
+
+def _unknown(body: Mapping[str, Any], known: Sequence[str], prefix: str, strict: bool, what: str) -> List[str]:
+    """The fields of `body` not in `known` (named with `prefix`); with `strict`, InvalidField for the first."""
+    names = [prefix + str(key) for key in body if key not in known]
+    if names and strict:
+        raise InvalidField(names[0], "is not a field of %s; the fields are %s" % (what, ", ".join(known)))
+    return names
+
+
+def fingerprint(session_id: str, messages: Sequence[NewMessage]) -> str:
+    """A digest of what an Add stores: its session and its messages as sent (timestamps as given)."""
+    text = json.dumps([session_id, [[m.role, m.content, m.timestamp_ms, m.metadata] for m in messages]],
+                      ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _text(value: Any, field: str, blank_ok: bool = False) -> str:
@@ -222,11 +228,19 @@ def _json_type(value: Any) -> str:
     return _TYPE_IN_MESSAGES.get(kind, kind)
 
 
-def parse_add(body: Mapping[str, Any]) -> AddRequest:
-    """Validate an Add body; raise InvalidField naming the first problem."""
+def parse_add(body: Mapping[str, Any], received_ms: Optional[int] = None, strict: bool = False) -> AddRequest:
+    """Validate an Add body; raise InvalidField naming the first problem.
+
+    received_ms: when the Add arrived (Unix ms): an Add none of whose messages has a timestamp has
+    them all dated with it (None leaves them undated). In an Add where some messages have one,
+    those without stay undated: the time it arrived may be years after the others', and dating
+    them with it would cut the conversation apart by time. strict: refuse unknown fields.
+    """
+    ignored = _unknown(body, ADD_FIELDS, "", strict, "an Add")
     request_id = _id(body.get("request_id"), "request_id")
     user_id = _id(body.get("user_id"), "user_id")
     session_id = _id(body.get("session_id"), "session_id")
+    shared = parse_metadata(body.get("metadata"), "metadata")
     raw = body.get("messages")
     if raw is None:
         raise InvalidField("messages", "is required")
@@ -234,19 +248,26 @@ def parse_add(body: Mapping[str, Any]) -> AddRequest:
         raise InvalidField("messages", "must be an array, got %s" % _json_type(raw))
     if not raw:
         raise InvalidField("messages", "must not be empty")
-    messages = [_message(m, "messages[%d]" % i) for i, m in enumerate(raw)]
-    return AddRequest(request_id, user_id, session_id, messages)
+    messages = [_message(m, "messages[%d]" % i, shared, strict, ignored) for i, m in enumerate(raw)]
+    digest = fingerprint(session_id, messages)
+    undated = received_ms is not None and all(m.timestamp_ms is None for m in messages)
+    if undated:
+        messages = [m._replace(timestamp_ms=received_ms, dated_on_receipt=True) for m in messages]
+    return AddRequest(request_id, user_id, session_id, messages, tuple(ignored), digest,
+                      len(messages) if undated else 0)
 
 
-def _message(raw: Any, field: str) -> NewMessage:
+def _message(raw: Any, field: str, shared: Mapping[str, Any], strict: bool, ignored: List[str]) -> NewMessage:
     if not isinstance(raw, dict):
         raise InvalidField(field, "must be an object, got %s" % _json_type(raw))
+    ignored.extend(_unknown(raw, MESSAGE_FIELDS, field + ".", strict, "an Add message"))
     role = _text(raw.get("role"), field + ".role")
     content = _text(raw.get("content"), field + ".content")
     timestamp: Optional[int] = None
     if raw.get("timestamp") is not None:
         timestamp = _timestamp(raw["timestamp"], field + ".timestamp")
-    return NewMessage(role, content, timestamp)
+    own = parse_metadata(raw.get("metadata"), field + ".metadata")
+    return NewMessage(role, content, timestamp, merged(shared, own, field + ".metadata"))
 
 
 def clip(text: str, limit: int) -> str:
@@ -262,13 +283,15 @@ def clip(text: str, limit: int) -> str:
     return words[0] if len(words) == 2 else head
 
 
-def parse_search(body: Mapping[str, Any], top_k_cap: int) -> SearchRequest:
-    """Validate a Search body; `top_k` above `top_k_cap` is clamped, never an error.
+def parse_search(body: Mapping[str, Any], top_k_cap: int, strict: bool = False) -> SearchRequest:
+    """Validate a Search body; `top_k` above `top_k_cap` is clamped, never an error; `strict`
+    refuses unknown fields instead of naming them.
 
     The query is cut to MAX_QUERY_CHARS and the options to the first MAX_OPTIONS,
     each to MAX_OPTION_CHARS: what lies beyond is ignored, never an error. `filters`
     is read by _filters().
     """
+    ignored = _unknown(body, SEARCH_FIELDS, "", strict, "a Search")
     query = clip(_text(body.get("query"), "query"), MAX_QUERY_CHARS)
     user_id = _id(body.get("user_id"), "user_id")
     if body.get("top_k") is None:
@@ -284,10 +307,11 @@ def parse_search(body: Mapping[str, Any], top_k_cap: int) -> SearchRequest:
         # Every entry is checked (a malformed one is an error wherever it is); only the first are kept.
         options = [_text(o, "options[%d]" % i, blank_ok=True) for i, o in enumerate(raw)]
         options = [clip(o, MAX_OPTION_CHARS) for o in options[:MAX_OPTIONS]]
-    return SearchRequest(query, user_id, min(top_k, top_k_cap), options, _filters(body.get("filters")))
+    return SearchRequest(query, user_id, min(top_k, top_k_cap), options, _filters(body.get("filters")),
+                         tuple(ignored))
 
 
-_FILTER_KEYS = ("session_id", "since", "until", "role")
+_FILTER_KEYS = ("session_id", "since", "until", "role", "metadata")
 
 
 def _filters(raw: Any) -> Optional[Filters]:
@@ -314,7 +338,7 @@ def _filters(raw: Any) -> Optional[Filters]:
                            "until %s keep nothing)" % (_iso(since), _iso(until)))
     session_id = _id(given["session_id"], "filters.session_id") if "session_id" in given else None
     role = _text(given["role"], "filters.role") if "role" in given else None
-    return Filters(session_id, since, until, role)
+    return Filters(session_id, since, until, role, parse_filter(given.get("metadata"), "filters.metadata"))
 
 
 # -- the listing calls' parameters (Memory.list_*; HTTP passes query strings, so digits may come as text) --
@@ -372,6 +396,5 @@ def parse_time(value: Any, field: str) -> Optional[int]:
     return ms
 
 
-def parse_id(value: Any, field: str) -> str:
-    """An id as Add takes it (a non-blank string without control characters), InvalidField naming `field`."""
-    return _id(value, field)
+# An id as Add takes it (a non-blank string without control characters), InvalidField naming the field.
+parse_id = _id

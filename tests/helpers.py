@@ -7,7 +7,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from flowmem.config import load
 from flowmem.memory import Memory
@@ -75,11 +75,15 @@ class MemoryTestCase(unittest.TestCase):
     def db_path(self, name: str = "flowmem.db") -> str:
         return os.path.join(self.tmp, name)
 
-    def open_memory(self, name: str = "flowmem.db", **settings: Any) -> Memory:
+    def open_memory(self, name: str = "flowmem.db", clock: Optional[Callable[[], float]] = None,
+                    **settings: Any) -> Memory:
+        """A Memory on `name` in the test's directory. `clock` None by default: messages sent without a
+        timestamp stay undated (as in a database from before receipt dating), so that a test's results
+        never depend on when it ran; the tests of receipt dating give one."""
         flags = {"db": self.db_path(name), "synchronous": "NORMAL"}
         flags.update(self.settings)
         flags.update(settings)
-        memory = Memory(load(flags, environ={}))
+        memory = Memory(load(flags, environ={}), clock=clock)
         self.addCleanup(memory.close)
         return memory
 

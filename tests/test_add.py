@@ -71,12 +71,22 @@ class AddValidationTest(MemoryTestCase):
         self.assertIsNone(items["Alice: no stamp"]["created_at"])
         self.assertIsNone(items["Alice: null stamp"]["created_at"])
 
-    def test_unknown_fields_are_ignored_and_ids_echoed_byte_for_byte(self):
+    def test_unknown_fields_are_ignored_named_and_ids_echoed_byte_for_byte_over_the_contract(self):
         body = add_body("usér 1 🙂 ", " s\u00a01", ["Alice: hello"], request_id="  r\"1\\ ")
-        body["metadata"] = {"x": 1}
-        body["messages"][0]["extra"] = True
-        self.assertEqual(self.memory.add(body), {"success": True, "request_id": "  r\"1\\ ",
-                                                 "user_id": "usér 1 🙂 ", "session_id": " s\u00a01"})
+        body["app_id"] = "a"
+        body["messages"][0]["metdata"] = {"x": 1}
+        self.assertEqual(self.memory.add_body(body, strict=False), {
+            "success": True, "request_id": "  r\"1\\ ", "user_id": "usér 1 🙂 ", "session_id": " s\u00a01",
+            "stored": True, "dated_on_receipt": 0, "ignored_fields": ["app_id", "messages[0].metdata"]})
+
+    def test_the_python_api_refuses_an_unknown_field_naming_it_and_writes_nothing(self):
+        body = add_body("u1", "s1", ["Alice: hello"], request_id="r1")
+        body["messages"][0]["metdata"] = {"x": 1}
+        with self.assertRaises(InvalidField) as raised:
+            self.memory.add(body)
+        self.assertEqual(raised.exception.field, "messages[0].metdata")
+        self.assertIn("is not a field of an Add message", raised.exception.reason)
+        self.assertEqual(self.memory.stats("u1"), {"user_id": "u1", "exists": False})
 
 
 class IdempotencyTest(MemoryTestCase):
@@ -86,15 +96,19 @@ class IdempotencyTest(MemoryTestCase):
     def test_a_retry_returns_the_same_answer_and_writes_nothing(self):
         body = add_body("u1", "s1", ["Alice: unique walrus"], request_id="r1")
         first = self.memory.add(body)
+        self.assertTrue(first["stored"])
         for _ in range(3):
-            self.assertEqual(self.memory.add(body), first)
+            self.assertEqual(self.memory.add(body), dict(first, stored=False))
         self.assertEqual(self.count("walrus"), 1)
         self.assertEqual(self.memory.stats("u1")["messages"], 1)
 
-    def test_first_write_wins(self):
+    def test_first_write_wins_and_a_replay_of_another_body_says_it_stored_nothing_and_differs(self):
         self.memory.add(add_body("u1", "s1", ["Alice: original narwhal"], request_id="r1"))
-        self.memory.add(add_body("u1", "s1", ["Alice: replacement narwhal"], request_id="r1"))
+        replay = self.memory.add(add_body("u1", "s1", ["Alice: replacement narwhal"], request_id="r1"))
+        self.assertEqual((replay["stored"], replay.get("body_differs")), (False, True))
         self.assertEqual([i["content"] for i in self.search("narwhal")], ["Alice: original narwhal"])
+        same = self.memory.add(add_body("u1", "s1", ["Alice: original narwhal"], request_id="r1"))
+        self.assertEqual((same["stored"], "body_differs" in same), (False, False))
 
     def test_same_request_id_under_another_user_is_another_write(self):
         self.memory.add(add_body("u1", "s1", ["Alice: shared request"], request_id="r1"))
@@ -121,7 +135,8 @@ class IdempotencyTest(MemoryTestCase):
             t.join()
         self.assertEqual(errors, [])
         self.assertEqual(len(answers), 16)
-        self.assertTrue(all(a == answers[0] for a in answers))
+        self.assertEqual(sorted(a["stored"] for a in answers), [False] * 15 + [True])
+        self.assertTrue(all(dict(a, stored=True) == dict(answers[0], stored=True) for a in answers))
         self.assertEqual(self.memory.stats("u1")["messages"], 20)
         self.assertEqual(self.memory.stats("u1")["requests"], 1)
         self.assertEqual(self.count("okapi"), 20)

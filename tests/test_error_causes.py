@@ -15,7 +15,8 @@ import unittest
 from flowmem.config import load
 from flowmem.errors import BadRequest, InvalidField, StoreError
 from flowmem.memory import Memory, init
-from flowmem.validation import decode_json_object, parse_add
+from flowmem.decoding import decode_json_object
+from flowmem.validation import parse_add
 from tests.server import ROOT
 
 

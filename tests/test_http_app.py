@@ -90,7 +90,7 @@ class BadInputTest(AppTestCase):
                 self.assertEqual(headers["Allow"], "POST")
 
     def test_a_bug_is_a_500_without_details(self):
-        self.memory.search = None  # any unexpected exception inside the core
+        self.memory.search_body = None  # any unexpected exception inside the core
         status, body, _ = self.call("POST", "/search", {"query": "x", "user_id": "u", "top_k": 1})
         self.assert_error(status, 500, body)
         self.assertEqual(body["detail"]["reason"], "internal error")
@@ -122,10 +122,10 @@ class AuthTest(AppTestCase):
 
 class StorageErrorTest(AppTestCase):
     def test_a_full_disk_is_507_with_retry_after_so_clients_retry_later(self):
-        def full(body):
+        def full(body, strict=True):
             raise StorageFull("the disk is full; nothing was written")
 
-        self.memory.add = full
+        self.memory.add_body = full
         status, body, headers = self.call("POST", "/add", add_body("u1", "s1", ["Alice: a"]))
         self.assert_error(status, 507, body, ["full"])
         self.assertEqual(headers["Retry-After"], "1")

@@ -143,8 +143,9 @@ class DeleteTest(ManageTestCase):
         self.assertEqual(self.get("/users")[1]["data"], [])
 
     def test_deletes_and_imports_are_writes_and_reads_are_not(self):
-        self.assertEqual([r.method for r in ROUTES if r.writes], ["POST", "DELETE", "DELETE", "POST"])
+        self.assertEqual([r.method for r in ROUTES if r.writes], ["POST", "DELETE", "DELETE", "DELETE", "POST"])
         self.assertTrue(writes("DELETE", "/users/a%2Fb"))
+        self.assertTrue(writes("DELETE", "/users/u/messages/m-1-1"))
         self.assertTrue(writes("DELETE", "/users/u/sessions/s"))
         self.assertTrue(writes("POST", "/users/u/import"))
         self.assertTrue(writes("POST", "/add"))

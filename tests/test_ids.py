@@ -50,8 +50,8 @@ class IdsTest(MemoryTestCase):
 
     def test_a_schema_1_database_gets_unique_tags_and_keeps_its_messages(self):
         path = self.db_path("v1.db")
-        # Today's writer fills the meaning column of migration 4; the schema-1 file gets it up front.
-        with mock.patch.object(schema, "MIGRATIONS", [MIGRATIONS[0] + MIGRATIONS[3]]), \
+        # Today's writer fills the columns of migrations 4 and 5; the schema-1 file gets them up front.
+        with mock.patch.object(schema, "MIGRATIONS", [MIGRATIONS[0] + MIGRATIONS[3] + MIGRATIONS[4]]), \
                 mock.patch.object(schema, "SCHEMA_VERSION", 1):
             old = self.open_memory("v1.db")
             for user in ("alice", "bob"):

@@ -43,7 +43,7 @@ class ListingTest(MemoryTestCase):
     def test_a_message_holds_its_id_position_role_times_and_request(self):
         first = self.memory.list_messages("u1", limit=1)["data"][0]
         self.assertEqual(set(first), {"id", "user_id", "session_id", "position", "role", "content", "timestamp",
-                                      "created_at", "request_id"})
+                                      "created_at", "dated_on_receipt", "request_id"})
         self.assertRegex(first["id"], r"^m-[0-9a-f]{16}-1$")
         self.assertEqual((first["user_id"], first["session_id"], first["position"], first["role"]),
                          ("u1", "s1", 1, "user"))

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optiona
 from ..config import Config
 from ..errors import BadRequest, FlowmemError, MethodNotAllowed, RetryLater, Unauthorized
 from ..memory import Memory
-from ..validation import decode_json_object
+from ..decoding import decode_json_object
 from . import manage
 from .guard import BrowserGuard, Headers
 from .metrics import CONTENT_TYPE as METRICS_TYPE, Metrics
@@ -87,8 +87,8 @@ def _header_bytes(value: str) -> bytes:
 
 
 # The management routes' answers: manage.<action>(memory, match, body) -> JSON body.
-MANAGED = ("list_users", "list_sessions", "list_messages", "get_message", "delete_session", "delete_user",
-           "export", "import_records")
+MANAGED = ("list_users", "list_sessions", "list_messages", "get_message", "delete_message", "delete_session",
+           "delete_user", "export", "import_records")
 
 
 class App:
@@ -164,12 +164,13 @@ class App:
             return json_response(200, result)
         if action == "add":
             request = decode_json_object(body)
-            result = self.memory.add(request)
+            # Not strict: the contract has unknown fields ignored; the answer names them (ignored_fields).
+            result = self.memory.add_body(request, strict=False)
             messages = request.get("messages")
             self.metrics.stored(1, len(messages) if isinstance(messages, list) else 0)
             return json_response(200, result)
         if action == "search":
-            return json_response(200, self.memory.search(decode_json_object(body)))
+            return json_response(200, self.memory.search_body(decode_json_object(body), strict=False))
         if action == "health":
             return json_response(200, self.memory.health())
         if action == "metrics":

@@ -14,7 +14,7 @@ from typing import Any, Dict
 
 from ..errors import InvalidField
 from ..memory import Memory
-from ..validation import decode_json_object
+from ..decoding import decode_json_object
 from .routes import Match
 
 
@@ -37,13 +37,17 @@ def list_sessions(memory: Memory, match: Match, body: bytes) -> Dict[str, Any]:
 
 def list_messages(memory: Memory, match: Match, body: bytes) -> Dict[str, Any]:
     kwargs = _page(match.query)
-    kwargs.update((name, match.query[name]) for name in ("session_id", "since", "until", "order")
+    kwargs.update((name, match.query[name]) for name in ("session_id", "since", "until", "order", "metadata")
                   if name in match.query)
     return memory.list_messages(match.params["user_id"], **kwargs)
 
 
 def get_message(memory: Memory, match: Match, body: bytes) -> Dict[str, Any]:
     return memory.get_message(match.params["user_id"], match.params["message_id"])
+
+
+def delete_message(memory: Memory, match: Match, body: bytes) -> Dict[str, Any]:
+    return memory.delete_message(match.params["user_id"], match.params["message_id"])
 
 
 def delete_session(memory: Memory, match: Match, body: bytes) -> Dict[str, Any]:

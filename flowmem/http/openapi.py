@@ -42,17 +42,35 @@ def _page(item: str) -> Dict[str, Any]:
 
 _STR = {"type": "string"}
 _INT = {"type": "integer"}
+_BOOL = {"type": "boolean"}
+_IGNORED = {"type": "array", "items": _STR, "description": "present when the body held fields flowmem does not "
+            "know (ignored, as the contract says): their names, a message's as messages[i].name"}
 _ID = {"type": "string", "minLength": 1, "description": "any text without control characters"}
 SCHEMAS: Dict[str, Any] = {
     "Error": _object(["detail"], detail=_object(["reason"], reason=dict(_STR, description="what to change"))),
+    "Metadata": {"type": "object", "maxProperties": 32, "additionalProperties": {"type": ["string", "number",
+                                                                                             "boolean", "null"]},
+                 "description": "keys of at most 64 characters; values strings (at most 512 characters), numbers "
+                 "or booleans (null: the key absent); at most 4,096 bytes as JSON"},
     "NewMessage": _object(["role", "content"], role=_STR, content=_STR,
-                          timestamp={"type": ["integer", "null"], "minimum": 10 ** 11, "description": "Unix ms"}),
+                          timestamp={"type": ["integer", "null"], "minimum": 10 ** 11, "description": "Unix ms"},
+                          metadata=dict(_ref("Metadata"), description="merged over the Add's metadata")),
     "AddBody": _object(["request_id", "user_id", "session_id", "messages"], request_id=_ID, user_id=_ID,
-                       session_id=_ID, messages={"type": "array", "minItems": 1, "items": _ref("NewMessage")}),
-    "AddResult": _object(["success", "request_id", "user_id", "session_id"], success={"const": True},
-                         request_id=_STR, user_id=_STR, session_id=_STR),
+                       session_id=_ID, messages={"type": "array", "minItems": 1, "items": _ref("NewMessage")},
+                       metadata=dict(_ref("Metadata"), description="for every message of the Add")),
+    "AddResult": _object(["success", "request_id", "user_id", "session_id", "stored", "dated_on_receipt"],
+                         success={"const": True}, request_id=_STR, user_id=_STR, session_id=_STR,
+                         stored=dict(_BOOL, description="false: this (request_id, user_id) was stored before; "
+                                     "nothing was written"),
+                         dated_on_receipt=dict(_INT, description="messages of an Add with no timestamps, dated "
+                                               "with the time it arrived"),
+                         body_differs=dict(_BOOL, description="present, true, when the earlier Add of this "
+                                           "request_id had another body (the new one was not stored)"),
+                         ignored_fields=_IGNORED),
     "Filters": dict(_object([], session_id=_STR, since=dict(TIME, description="inclusive"),
-                            until=dict(TIME, description="exclusive"), role=_STR), additionalProperties=False),
+                            until=dict(TIME, description="exclusive"), role=_STR,
+                            metadata=dict(_ref("Metadata"), description="every key and value held")),
+                    additionalProperties=False),
     "SearchBody": _object(["query", "user_id", "top_k"], query=_STR, user_id=_ID,
                           top_k={"type": "integer", "minimum": 0, "description": "above the cap it is clamped"},
                           options={"type": "array", "items": _STR}, filters=_ref("Filters")),
@@ -62,14 +80,17 @@ SCHEMAS: Dict[str, Any] = {
                     view={"enum": ["message", "window", "segment"]}, session_id=_STR, content=_STR,
                     source_message_ids={"type": "array", "items": _STR},
                     role=dict(_STR, description="the role of the item's first message"),
-                    signals={"type": "object", "additionalProperties": {"type": ["number", "string"]}}),
-    "SearchResult": _object(["data"], data={"type": "array", "items": _ref("Item")}),
+                    signals={"type": "object", "additionalProperties": {"type": ["number", "string"]}},
+                    metadata=dict(_ref("Metadata"), description="what all the item's messages hold alike")),
+    "SearchResult": _object(["data"], data={"type": "array", "items": _ref("Item")}, ignored_fields=_IGNORED),
     "Health": _object(["status", "version"], status=_STR, version=_STR, sqlite_version=_STR,
                       schema_version=_INT),
     "Message": _object(["id", "user_id", "session_id", "position", "role", "content", "timestamp", "created_at",
                         "request_id"], id=_STR, user_id=_STR, session_id=_STR,
                        position={"type": "integer", "minimum": 1}, role=_STR, content=_STR,
-                       timestamp={"type": ["integer", "null"]}, created_at=STRING_OR_NULL, request_id=_STR),
+                       timestamp={"type": ["integer", "null"]}, created_at=STRING_OR_NULL, request_id=_STR,
+                       dated_on_receipt=dict(_BOOL, description="the timestamp is when its Add arrived"),
+                       metadata=_ref("Metadata")),
     "Session": _object(["session_id", "messages", "first_at", "last_at"], session_id=_STR, messages=_INT,
                        first_at=STRING_OR_NULL, last_at=STRING_OR_NULL),
     "User": _object(["user_id", "sessions", "messages"], user_id=_STR, sessions=_INT, messages=_INT),
@@ -79,6 +100,8 @@ SCHEMAS: Dict[str, Any] = {
     "ExportPage": _page("AddBody"),
     "DeleteSessionResult": _object(["deleted", "user_id", "session_id", "messages"], deleted={"type": "boolean"},
                                    user_id=_STR, session_id=_STR, messages=_INT),
+    "DeleteMessageResult": _object(["deleted", "user_id", "message_id"], deleted={"type": "boolean"},
+                                   user_id=_STR, message_id=_STR, session_id=_STR),
     "DeleteUserResult": _object(["deleted", "user_id"], deleted={"type": "boolean"}, user_id=_STR),
     "ImportBody": _object(["records"], records={"type": "array", "items": _ref("AddBody"),
                                                 "description": "Add bodies; user_id absent or the path's"}),
@@ -98,7 +121,9 @@ class Operation(NamedTuple):
 OPERATIONS: Dict[Tuple[str, str], Operation] = {
     ("POST", "/add"): Operation(
         "Store one Add", "Stores all messages of the Add or none; idempotent on (request_id, user_id): a retry "
-        "stores nothing and gets the same answer. The 200 comes after the messages are committed.",
+        "stores nothing and says so (stored false; body_differs when its body was another). An Add without "
+        "any timestamp is dated with the time it arrived. Unknown fields are ignored and named in "
+        "ignored_fields. The 200 comes after the messages are committed.",
         "AddBody", "AddResult"),
     ("POST", "/search"): Operation(
         "Search a user's memory", "Ranked evidence from the user's own messages; an unknown user gets "
@@ -118,6 +143,11 @@ OPERATIONS: Dict[Tuple[str, str], Operation] = {
         "MessagePage"),
     ("GET", "/users/{user_id}/messages/{message_id}"): Operation(
         "One message", "404 when no such message is the user's.", None, "Message", not_found=True),
+    ("DELETE", "/users/{user_id}/messages/{message_id}"): Operation(
+        "Delete one message", "Removes the message as completely as a session delete removes a session: the "
+        "memory then answers as if it had never been added, and the session's other messages keep their ids. "
+        "Always 200, deleted false when the user has no such message; a session's last message takes the "
+        "session with it.", None, "DeleteMessageResult"),
     ("GET", "/users/{user_id}/export"): Operation(
         "Export a user's Adds", "One Add body per stored Add, in the order they were stored, a page at a time "
         "(limit 1 to 1000, default 100). Importing them replays them as Adds.", None, "ExportPage"),
@@ -146,6 +176,7 @@ PARAMETERS: Dict[str, Tuple[Dict[str, Any], str]] = {
     "since": (TIME, "only messages at or after this moment"),
     "until": (TIME, "only messages before this moment"),
     "order": ({"enum": ["asc", "desc"]}, "asc: oldest first (default); desc: newest first"),
+    "metadata": (_STR, "a JSON object: only messages whose metadata holds every one of its keys and values"),
 }
 
 # How a path is read (flowmem/http/routes.py, rules 2-5), for the document's readers.

@@ -85,8 +85,9 @@ ROUTES: Tuple[Route, ...] = (
     Route("GET", "/users/{user_id}/sessions", "list_sessions", True, query=PAGE),
     Route("DELETE", "/users/{user_id}/sessions/{session_id}", "delete_session", True, writes=True),
     Route("GET", "/users/{user_id}/messages", "list_messages", True,
-          query=("session_id", "since", "until", "order") + PAGE),
+          query=("session_id", "since", "until", "order", "metadata") + PAGE),
     Route("GET", "/users/{user_id}/messages/{message_id}", "get_message", True),
+    Route("DELETE", "/users/{user_id}/messages/{message_id}", "delete_message", True, writes=True),
     Route("GET", "/users/{user_id}/export", "export", True, query=PAGE),
     Route("POST", "/users/{user_id}/import", "import_records", True, writes=True, lane="import"),
     # metrics: the key unless metrics_public (App decides; the table says the default).

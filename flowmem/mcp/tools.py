@@ -1,5 +1,8 @@
 """The MCP tools: add_memory, search_memory, list_memories, delete_memories, each a call on Memory.
 
+Unknown arguments are refused (each schema is closed), as the Python API refuses unknown
+fields: the HTTP API alone ignores them, as the contract says, and names them.
+
 A tool's arguments use the contract's field names (user_id, session_id, messages,
 query, top_k, filters ...) and its result is exactly what Memory returns, the body the
 HTTP API would send: as JSON text (every protocol revision shows a model text) and as
@@ -32,6 +35,10 @@ ID: Dict[str, Any] = {"type": "string", "minLength": 1}
 WHEN = "ISO-8601 time (2023-05-08 or 2023-05-08T13:56:00Z) or Unix milliseconds"
 TIME: Dict[str, Any] = {"type": ["string", "integer"], "description": WHEN}
 TIMESTAMP: Dict[str, Any] = {"type": "integer", "description": "when it was said, in Unix milliseconds (not seconds)"}
+METADATA: Dict[str, Any] = {
+    "type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]},
+    "description": "tags to keep with it (source, agent, topic ...): at most 32 keys, values strings, numbers or "
+                   "booleans; filter by them with filters.metadata"}
 USER = dict(ID, description="whose memory: every call names one user, and sees only that user's memories")
 SESSION = dict(ID, description="the conversation the messages belong to (any string: a date, a thread id ...)")
 MESSAGE: Dict[str, Any] = {
@@ -40,8 +47,10 @@ MESSAGE: Dict[str, Any] = {
         "role": {"type": "string", "description": "who said it: user, assistant, or a name"},
         "content": {"type": "string", "description": "the text, stored verbatim"},
         "timestamp": TIMESTAMP,
+        "metadata": METADATA,
     },
     "required": ["role", "content"],
+    "additionalProperties": False,
 }
 
 
@@ -74,10 +83,12 @@ def _schema(properties: Dict[str, Any], required: List[str], closed: bool = True
     return dict(_object(properties, required, closed), **{"$schema": SCHEMA_DIALECT})
 
 
-def derived_request_id(user_id: str, session_id: str, messages: Any) -> str:
+def derived_request_id(user_id: str, session_id: str, messages: Any, metadata: Any = None) -> str:
     """The request_id of an Add that names none: a digest of what it stores (see the module docstring)."""
     # ensure_ascii: any text (a lone surrogate included) has one encoding, so the digest is always defined.
-    canonical = json.dumps([user_id, session_id, messages], sort_keys=True, separators=(",", ":"))
+    # Metadata joins the digest only when given: the ids of calls without it are those they always were.
+    stored = [user_id, session_id, messages] + ([metadata] if metadata else [])
+    canonical = json.dumps(stored, sort_keys=True, separators=(",", ":"))
     return "mcp-" + hashlib.sha256(canonical.encode("ascii")).hexdigest()[:32]
 
 
@@ -96,9 +107,10 @@ def add_memory(memory: Memory, args: Mapping[str, Any]) -> Dict[str, Any]:
         messages = [dict(m, **arguments.present(m, "timestamp")) for m in args["messages"]]
     request_id = args.get("request_id")
     if request_id is None:  # a blank one goes on to the core, which refuses it as it would over HTTP
-        request_id = derived_request_id(args["user_id"], args["session_id"], messages)
+        request_id = derived_request_id(args["user_id"], args["session_id"], messages, args.get("metadata"))
     body = {"request_id": request_id, "user_id": args["user_id"], "session_id": args["session_id"],
             "messages": messages}
+    body.update(arguments.present(args, "metadata"))
     try:
         return memory.add(body)
     except InvalidField as e:
@@ -121,12 +133,17 @@ def search_memory(memory: Memory, args: Mapping[str, Any]) -> Dict[str, Any]:
 
 
 def list_memories(memory: Memory, args: Mapping[str, Any]) -> Dict[str, Any]:
-    options = arguments.present(args, "session_id", "since", "until", "limit", "cursor", "order")
+    options = arguments.present(args, "session_id", "since", "until", "limit", "cursor", "order", "metadata")
     return memory.list_messages(args["user_id"], **options)
 
 
 def delete_memories(memory: Memory, args: Mapping[str, Any]) -> Dict[str, Any]:
     session_id, everything = args.get("session_id"), args.get("all_sessions") is True
+    if args.get("message_id") is not None:
+        if session_id is not None or everything:
+            raise InvalidField("message_id", "goes alone: give message_id to delete one message, session_id to "
+                               "delete a session, or all_sessions: true to delete every session")
+        return memory.delete_message(args["user_id"], args["message_id"])
     if session_id is not None and everything:
         raise InvalidField("session_id", "and all_sessions cannot go together: give session_id to delete one "
                            "session, or all_sessions: true to delete every session of the user")
@@ -142,18 +159,21 @@ STRINGS = {"type": "array", "items": {"type": "string"}}
 ITEM = {"type": "object", "required": ["id", "score", "content"], "properties": {
     "id": {"type": "string"}, "score": {"type": "number"}, "content": {"type": "string"},
     "view": {"type": "string"}, "session_id": {"type": "string"}, "role": {"type": "string"},
-    "created_at": {"type": ["string", "null"]}, "source_message_ids": STRINGS, "signals": {"type": "object"}}}
+    "created_at": {"type": ["string", "null"]}, "source_message_ids": STRINGS, "signals": {"type": "object"},
+    "metadata": {"type": "object"}}}
 STORED = {"type": "object", "required": ["id", "session_id", "role", "content"], "properties": {
     "id": {"type": "string"}, "user_id": {"type": "string"}, "session_id": {"type": "string"},
     "position": {"type": "integer"}, "role": {"type": "string"}, "content": {"type": "string"},
     "timestamp": {"type": ["integer", "null"]}, "created_at": {"type": ["string", "null"]},
-    "request_id": {"type": ["string", "null"]}}}
+    "dated_on_receipt": {"type": "boolean"}, "request_id": {"type": ["string", "null"]}, "metadata": {"type": "object"}}}
 
 FILTERS = dict(_object({
     "session_id": dict(ID, description="only this session"),
     "since": dict(TIME, description="only messages from this time on: " + WHEN),
     "until": dict(TIME, description="only messages before this time: " + WHEN),
-    "role": {"type": "string", "description": "only messages with this role (user, assistant ...)"}}, []),
+    "role": {"type": "string", "description": "only messages with this role (user, assistant ...)"},
+    "metadata": dict(METADATA, description="only messages whose metadata holds every one of these keys and values")},
+    []),
     description="search only the messages that pass every filter given")
 
 TOOLS = [
@@ -169,11 +189,19 @@ TOOLS = [
                   "role": {"type": "string", "description": "role of the single message given as content",
                            "default": "user"},
                   "timestamp": TIMESTAMP,
+                  "metadata": dict(METADATA, description="tags for every message of this call (a message's own "
+                                                         "metadata wins); " + METADATA["description"]),
                   "request_id": dict(ID, description="idempotency key: a repeated (request_id, user_id) stores "
                                                      "nothing (default: derived from the arguments)")},
                  ["user_id", "session_id"]),
          _schema({"success": {"type": "boolean"}, "request_id": {"type": "string"}, "user_id": {"type": "string"},
-                  "session_id": {"type": "string"}}, ["success", "request_id", "user_id", "session_id"], False),
+                  "session_id": {"type": "string"},
+                  "stored": {"type": "boolean", "description": "false: stored before, nothing written now"},
+                  "dated_on_receipt": {"type": "integer",
+                                       "description": "messages without a timestamp, dated with the time received"},
+                  "body_differs": {"type": "boolean",
+                                   "description": "the earlier call with this request_id stored other messages"}},
+                 ["success", "request_id", "user_id", "session_id", "stored"], False),
          {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
          add_memory),
     Tool("search_memory", "Search memory",
@@ -196,19 +224,22 @@ TOOLS = [
                   "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50,
                             "description": "messages per page, at most"},
                   "cursor": {"type": "string", "description": "next_cursor of the previous page"},
-                  "order": {"type": "string", "enum": ["asc", "desc"], "default": "asc"}},
+                  "order": {"type": "string", "enum": ["asc", "desc"], "default": "asc"},
+                  "metadata": dict(METADATA, description="only messages holding every one of these keys and values")},
                  ["user_id"]),
          _schema({"data": {"type": "array", "items": STORED}, "next_cursor": {"type": ["string", "null"]}},
                  ["data", "next_cursor"], False),
          {"readOnlyHint": True, "openWorldHint": False}, list_memories),
     Tool("delete_memories", "Forget memories",
-         "Delete a session of a user's memory (session_id), or every memory of the user (all_sessions: true); "
-         "nothing of it stays searchable. Deleting what is not there reports deleted: false.",
-         _schema({"user_id": USER, "session_id": dict(ID, description="the session to delete"),
+         "Delete one stored message (message_id, the id search and list return), a session of a user's memory "
+         "(session_id), or every memory of the user (all_sessions: true); nothing of it stays searchable, and "
+         "the other messages keep their ids. Deleting what is not there reports deleted: false.",
+         _schema({"user_id": USER, "message_id": dict(ID, description="the message to delete (m-...)"),
+                  "session_id": dict(ID, description="the session to delete"),
                   "all_sessions": {"type": "boolean", "description": "true: delete every session of the user"}},
                  ["user_id"]),
          _schema({"deleted": {"type": "boolean"}, "user_id": {"type": "string"}, "session_id": {"type": "string"},
-                  "messages": {"type": "integer"}}, ["deleted", "user_id"], False),
+                  "message_id": {"type": "string"}, "messages": {"type": "integer"}}, ["deleted", "user_id"], False),
          {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": False},
          delete_memories),
 ]

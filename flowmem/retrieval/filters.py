@@ -14,6 +14,9 @@ So a filter that no message passes gives an empty list, fallback included.
 - since, until: the message's own timestamp; a message without one is inside no range,
   so a filter with either bound leaves it out.
 - role: the message's role exactly as stored (case and spaces count).
+- metadata: (key, value) pairs the message's stored metadata must all hold, values compared
+  as canonical JSON (storage/metadata_index.py: 1 equals 1.0, never "1" or true), found
+  through the metadata index from the user's key.
 
 What a filter does not change is how a message is scored: BM25 keeps the user's own
 statistics (candidates.py says why), so a message that passes keeps the BM25 scores it
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 from typing import Container, Dict, Iterable, List, Mapping, NamedTuple, Optional, Set, Tuple, TypeVar
 
+from ..storage.metadata_index import Pairs
 from ..storage.reader import Reader
 from ..storage.rows import ViewRow
 
@@ -45,6 +49,7 @@ class Filters(NamedTuple):
     since_ms: Optional[int] = None  # inclusive
     until_ms: Optional[int] = None  # exclusive
     role: Optional[str] = None
+    metadata: Pairs = ()  # (key, canonical JSON value) pairs, sorted (metadata_index.pairs())
 
 
 class DocFilter:
@@ -52,7 +57,8 @@ class DocFilter:
 
     def __init__(self, reader: Reader, user_key: int, filters: Filters):
         self.reader, self.user_key, self.filters = reader, user_key, filters
-        self._by_row = filters.since_ms is not None or filters.until_ms is not None or filters.role is not None
+        self._by_row = (filters.since_ms is not None or filters.until_ms is not None or filters.role is not None
+                        or bool(filters.metadata))
         self._verdicts: Dict[int, bool] = {}  # message view doc id -> whether it passes
         self._positions: Dict[int, Container[int]] = {}  # session key -> the positions of the messages that pass
 
@@ -79,7 +85,7 @@ class DocFilter:
             else:
                 by_row.append(key)
         if by_row:
-            found = self.reader.passing_positions(by_row, f.since_ms, f.until_ms, f.role)
+            found = self.reader.passing_positions(by_row, f.since_ms, f.until_ms, f.role, self.user_key, f.metadata)
             for key in by_row:
                 self._positions[key] = found.get(key, ())
 
@@ -122,4 +128,5 @@ class DocFilter:
         reads that session alone.
         """
         f = self.filters
-        return self.reader.latest_message_views(self.user_key, limit, f.session_id, f.since_ms, f.until_ms, f.role)
+        return self.reader.latest_message_views(self.user_key, limit, f.session_id, f.since_ms, f.until_ms, f.role,
+                                                f.metadata)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 from typing import Any, Dict, NamedTuple, Optional, Sequence
 
+from ..storage import metadata_index
 from ..storage.ids import message_id, view_id
 from ..text import timeexpr
 from .ranking import Ranking
@@ -61,14 +62,33 @@ def result_item(pick: Pick, session: Session, rows: Sequence[Any], audit: Dict[s
     date_prefix and time_annotations say how content is rendered.
     """
     known = [r.timestamp_ms for r in rows if r.timestamp_ms is not None]
-    return {
-        "id": view_id(pick.kind, session.tag, pick.first, pick.last),
+    item = {
+        # Ids name the positions the messages were added at (MessageRow.number): past a deleted message they stay.
+        "id": view_id(pick.kind, session.tag, rows[0].number, rows[-1].number),
         "content": render(rows, ranking.date_prefix, ranking.time_annotations),
         "score": pick.score,
         "created_at": iso_time(known[0] if known else None),
         "view": pick.kind,
-        "source_message_ids": [message_id(session.tag, r.seq) for r in rows],
+        "source_message_ids": [message_id(session.tag, r.number) for r in rows],
         "session_id": session.session_id,
         "role": rows[0].role,
         "signals": audit,
     }
+    shared = shared_metadata(rows)
+    if shared:
+        item["metadata"] = shared
+    return item
+
+
+def shared_metadata(rows: Sequence[Any]) -> Dict[str, Any]:
+    """The metadata every one of `rows` holds alike (key and value): a message's own, a window's common part."""
+    if rows[0].metadata is None:
+        return {}
+    shared = metadata_index.loads(rows[0].metadata)
+    for row in rows[1:]:
+        other = metadata_index.loads(row.metadata)
+        shared = {k: v for k, v in shared.items() if k in other and metadata_index.value_text(other[k])
+                  == metadata_index.value_text(v)}
+        if not shared:
+            break
+    return shared

@@ -34,6 +34,8 @@ import contextlib
 import sqlite3
 from typing import Callable, Generator, Iterable, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
+from . import metadata_index
+from .metadata_index import Pairs
 from .reader import message_conditions
 
 Position = Tuple[int, int]  # a message's (session key, position in the session)
@@ -51,6 +53,9 @@ class ListedMessage(NamedTuple):
     content: str
     timestamp_ms: Optional[int]
     request_id: str
+    number: int  # the position its id names (rows.MessageRow.number)
+    metadata: Optional[str]  # stored metadata (metadata_index.py), None for none
+    dated_on_receipt: int  # 1: timestamp_ms is when its Add arrived (it gave none)
 
 
 class StoredAdd(NamedTuple):
@@ -60,7 +65,7 @@ class StoredAdd(NamedTuple):
     last_rowid: int  # its last message's: what a cursor holds, so that every message after it is a whole Add's
     session_id: str
     request_id: str
-    messages: List[Tuple[str, str, Optional[int]]]  # (role, content, timestamp ms) each, in order
+    messages: List[Tuple[str, str, Optional[int], Optional[str]]]  # (role, content, timestamp ms, metadata) each
 
 
 def text_bytes(*texts: Optional[str]) -> int:
@@ -106,11 +111,11 @@ def _session_bytes(row: SessionRow) -> int:
 
 
 def _message_bytes(row: ListedMessage) -> int:
-    return text_bytes(row.session_id, row.tag, row.role, row.content, row.request_id)
+    return text_bytes(row.session_id, row.tag, row.role, row.content, row.request_id, row.metadata)
 
 
 def _add_bytes(add: StoredAdd) -> int:
-    return text_bytes(add.session_id, add.request_id) + sum(text_bytes(role, text) for role, text, _ in add.messages)
+    return text_bytes(add.session_id, add.request_id) + sum(text_bytes(role, text, metadata) for role, text, _, metadata in add.messages)
 
 
 def users(conn: sqlite3.Connection, after: int, limit: int, max_bytes: int) -> Tuple[List[UserRow], bool]:
@@ -144,31 +149,37 @@ def session_key(conn: sqlite3.Connection, user_key: int, session_id: str) -> Opt
     return row[0] if row else None
 
 
-_MESSAGE_COLUMNS = "m.session_key, s.session_id, s.tag, m.seq, m.role, m.content, m.timestamp_ms, m.request_id"
+_MESSAGE_COLUMNS = ("m.session_key, s.session_id, s.tag, m.seq, m.role, m.content, m.timestamp_ms, m.request_id,"
+                    " coalesce(m.number, m.seq), m.metadata, m.dated_on_receipt")
 
 
 def messages(conn: sqlite3.Connection, user_key: int, session: Optional[int], since: Optional[int],
              until: Optional[int], after: Optional[Position], limit: int, max_bytes: int,
-             descending: bool) -> Tuple[List[ListedMessage], bool]:
+             descending: bool, metadata: Pairs = ()) -> Tuple[List[ListedMessage], bool]:
     """A page of the user's messages after position `after` (None: from the first), by session
     creation then position (`descending`: the reverse), and whether more follow: only session key
     `session` if given (read alone: session_key() finds it), only those timed in [since, until) if
     either is given (an untimed one then never, as under a search's time filter:
-    reader.message_conditions())."""
-    with contextlib.closing(_messages(conn, user_key, session, since, until, after, limit + 1, descending)) as rows:
+    reader.message_conditions()), only those with every (key, value) of `metadata` (then only the
+    sessions the metadata index names are read)."""
+    with contextlib.closing(_messages(conn, user_key, session, since, until, after, limit + 1, descending,
+                                      metadata)) as rows:
         return take(rows, limit, max_bytes, _message_bytes)
 
 
 def _messages(conn: sqlite3.Connection, user_key: int, session: Optional[int], since: Optional[int],
               until: Optional[int], after: Optional[Position], most: int,
-              descending: bool) -> Generator[ListedMessage, None, None]:
+              descending: bool, metadata: Pairs) -> Generator[ListedMessage, None, None]:
     """The messages messages() pages, one at a time, at most `most` of each session."""
     order = "DESC" if descending else "ASC"
     keys = [session] if session is not None else [k for (k,) in conn.execute(
         "SELECT session_key FROM sessions WHERE user_key = ? ORDER BY session_key " + order, (user_key,))]
     if after is not None:
         keys = [k for k in keys if (k <= after[0] if descending else k >= after[0])]
-    tests, params = message_conditions(since, until, None)
+    if metadata:
+        tagged = set(metadata_index.tagged_sessions(conn, user_key, metadata))
+        keys = [k for k in keys if k in tagged]
+    tests, params = message_conditions(since, until, None, user_key, metadata)
     timed = " AND " + tests if tests else ""
     for key in keys:
         start = after[1] if after is not None and key == after[0] else (2 ** 62 if descending else 0)
@@ -181,11 +192,13 @@ def _messages(conn: sqlite3.Connection, user_key: int, session: Optional[int], s
             yield ListedMessage._make(row)
 
 
-def message(conn: sqlite3.Connection, user_key: int, tag: str, seq: int) -> Optional[ListedMessage]:
-    """The message at position `seq` of the session tagged `tag`, if that session is the user's."""
+def message(conn: sqlite3.Connection, user_key: int, tag: str, number: int) -> Optional[ListedMessage]:
+    """The message whose id names position `number` of the session tagged `tag` (its position, unless
+    messages before it were deleted: MessageRow.number), if that session is the user's."""
     row = conn.execute(
         "SELECT %s FROM sessions s CROSS JOIN messages m ON m.session_key = s.session_key"
-        " WHERE s.tag = ? AND s.user_key = ? AND m.seq = ?" % _MESSAGE_COLUMNS, (tag, user_key, seq)).fetchone()
+        " WHERE s.tag = ? AND s.user_key = ? AND (m.number = ? OR (m.number IS NULL AND m.seq = ?))"
+        % _MESSAGE_COLUMNS, (tag, user_key, number, number)).fetchone()
     return ListedMessage._make(row) if row else None
 
 
@@ -257,9 +270,9 @@ def _read_session(conn: sqlite3.Connection, key: int, session_id: str, start: in
     begins that `found` does not want (every later one is stored later still)."""
     add: Optional[StoredAdd] = None
     with contextlib.closing(conn.execute(
-            "SELECT rowid, request_id, role, content, timestamp_ms FROM messages WHERE session_key = ? AND seq >= ?"
-            " ORDER BY seq", (key, start))) as rows:
-        for rowid, request_id, role, content, timestamp_ms in rows:
+            "SELECT rowid, request_id, role, content, timestamp_ms, metadata FROM messages"
+            " WHERE session_key = ? AND seq >= ? ORDER BY seq", (key, start))) as rows:
+        for rowid, request_id, role, content, timestamp_ms, metadata in rows:
             if add is not None and add.request_id == request_id:
                 add = add._replace(last_rowid=rowid)
             else:
@@ -269,6 +282,6 @@ def _read_session(conn: sqlite3.Connection, key: int, session_id: str, start: in
                 if not found.wants(rowid):
                     break
                 add = StoredAdd(rowid, rowid, session_id, request_id, [])
-            add.messages.append((role, content, timestamp_ms))
+            add.messages.append((role, content, timestamp_ms, metadata))
     if add is not None:
         found.insert(add)

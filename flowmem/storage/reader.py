@@ -12,8 +12,9 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tup
 
 from ..text import timeexpr
 from ..text.features import shown
-from . import fts, views
+from . import fts, metadata_index, views
 from .bounded_cache import BoundedCache
+from .metadata_index import Pairs
 from .postings import EMPTY, HeldPostings, count_rows, extended
 from .rows import MessageRow, ViewRow, lookup_user_key, resolutions, view_rows
 from .session_cache import CACHE_UNIT_CHARS, SessionCache, SessionData
@@ -54,11 +55,11 @@ class Reader:
 
     def _load_session(self, view: "ViewRow") -> SessionData:
         messages, rows, cost = {}, {}, 0
-        for seq, role, content, speaker, ts, tokens, times in self.conn.execute(
-                "SELECT seq, role, content, speaker, timestamp_ms, tokens, times FROM messages WHERE session_key = ?",
-                (view.session_key,)):
+        for seq, role, content, speaker, ts, tokens, times, number, metadata in self.conn.execute(
+                "SELECT seq, role, content, speaker, timestamp_ms, tokens, times, coalesce(number, seq), metadata"
+                " FROM messages WHERE session_key = ?", (view.session_key,)):
             resolved = resolutions(times)
-            rows[seq] = MessageRow(seq, role, shown(content), ts, times, timeexpr.annotation(resolved))
+            rows[seq] = MessageRow(seq, role, shown(content), ts, times, timeexpr.annotation(resolved), number, metadata)
             spans = tuple((r.start.toordinal(), r.end.toordinal()) for r in resolved)
             # Interned: a word said in thousands of cached messages is then one string, not thousands.
             messages[seq] = (tuple(map(intern, speaker.split())), ts, tuple(map(intern, tokens.split())), spans)
@@ -254,21 +255,25 @@ class Reader:
 
     def latest_message_views(self, user_key: int, limit: int, session_id: Optional[str] = None,
                              since_ms: Optional[int] = None, until_ms: Optional[int] = None,
-                             role: Optional[str] = None) -> List[ViewRow]:
+                             role: Optional[str] = None, metadata: Pairs = ()) -> List[ViewRow]:
         """The user's last `limit` messages (as message views), newest first: the latest session's
         from its end, then the session before it, and so on.
 
         A session's time is its last message's timestamp (sessions without one come after
         those with one, newest added first). Reads only this user's sessions. Only the
         messages of session `session_id`, timestamped from `since_ms` on and before
-        `until_ms` and of `role`, for those given (a search's filters: retrieval/filters.py).
+        `until_ms` and of `role`, and with `metadata`, for those given (a search's filters:
+        retrieval/filters.py); with `metadata`, only the sessions the metadata index names are read.
         """
         sessions = self.conn.execute(
             "SELECT s.session_key FROM sessions s JOIN messages m ON m.session_key = s.session_key"
             " AND m.seq = s.n_messages WHERE s.user_key = ?" + ("" if session_id is None else " AND s.session_id = ?") +
             " ORDER BY m.timestamp_ms IS NULL, m.timestamp_ms DESC, s.session_key DESC",
             (user_key,) if session_id is None else (user_key, session_id)).fetchall()
-        tests, params = message_conditions(since_ms, until_ms, role)
+        if metadata:
+            tagged = set(metadata_index.tagged_sessions(self.conn, user_key, metadata))
+            sessions = [row for row in sessions if row[0] in tagged]
+        tests, params = message_conditions(since_ms, until_ms, role, user_key, metadata)
         kept = "" if not tests else (" AND EXISTS (SELECT 1 FROM messages m WHERE m.session_key = v.session_key"
                                      " AND m.seq = v.first_seq AND %s)" % tests)
         where = "v.session_key = ? AND v.kind = ?%s ORDER BY v.last_seq DESC LIMIT ?" % kept
@@ -280,12 +285,13 @@ class Reader:
         return out
 
     def passing_positions(self, session_keys: Sequence[int], since_ms: Optional[int], until_ms: Optional[int],
-                          role: Optional[str]) -> Dict[int, FrozenSet[int]]:
+                          role: Optional[str], user_key: int = 0, metadata: Pairs = ()) -> Dict[int, FrozenSet[int]]:
         """{session key: the positions of its messages timestamped from `since_ms` on and before
-        `until_ms` and of `role` (those not None)} of `session_keys`, a session none of whose messages
-        pass left out: a search filter's (retrieval/filters.py). Read by SQL through the messages'
-        primary key, not through the session cache: no session is read whole for it."""
-        tests, params = message_conditions(since_ms, until_ms, role)
+        `until_ms` and of `role` (those not None), with the user's `metadata` pairs} of `session_keys`, a
+        session none of whose messages pass left out: a search filter's (retrieval/filters.py). Read by
+        SQL through the messages' primary key, not through the session cache: no session is read whole
+        for it."""
+        tests, params = message_conditions(since_ms, until_ms, role, user_key, metadata)
         found: Dict[int, List[int]] = {}
         for chunk in fts.chunks(sorted(set(session_keys)), fts.MAX_VARIABLES - len(params)):
             for key, seq in self.conn.execute(
@@ -336,10 +342,11 @@ class Reader:
         }
 
 
-def message_conditions(since_ms: Optional[int], until_ms: Optional[int],
-                       role: Optional[str]) -> Tuple[str, List[object]]:
+def message_conditions(since_ms: Optional[int], until_ms: Optional[int], role: Optional[str],
+                       user_key: int = 0, metadata: Pairs = ()) -> Tuple[str, List[object]]:
     """The SQL tests of a message `m` (joined by AND; "" for none) and their parameters that keep
-    those timestamped from `since_ms` on and before `until_ms` and of `role` (those not None).
+    those timestamped from `since_ms` on and before `until_ms`, of `role` (those not None) and with
+    every (key, value) of `metadata` (user `user_key`'s index rows: metadata_index.filter_sql()).
     An untimed message fails either bound (NULL compares as false); roles compare exactly."""
     tests: List[str] = []
     params: List[object] = []
@@ -347,4 +354,8 @@ def message_conditions(since_ms: Optional[int], until_ms: Optional[int],
         if value is not None:
             tests.append(test)
             params.append(value)
+    if metadata:
+        test, more = metadata_index.filter_sql(user_key, metadata)
+        tests.append(test)
+        params.extend(more)
     return " AND ".join(tests), params

@@ -18,6 +18,8 @@ class NewMessage(NamedTuple):
     role: str
     content: str
     timestamp_ms: Optional[int]
+    metadata: Optional[str] = None  # canonical JSON object (metadata_index.object_text()), None for none
+    dated_on_receipt: bool = False  # the Add gave no timestamp: timestamp_ms is when it arrived
 
 
 class ViewRow(NamedTuple):
@@ -43,6 +45,8 @@ class MessageRow(NamedTuple):
     timestamp_ms: Optional[int]
     times: str  # JSON: the dates the text mentions or implies (features.Derived.times)
     annotation: str = ""  # its relative times resolved, as results show them (timeexpr.annotation()): made once
+    number: int = 0  # the position its id names (ids.message_id()): seq, unless messages before it were deleted
+    metadata: Optional[str] = None  # its stored metadata (metadata_index.py), None for none
 
 
 def resolutions(times: str) -> List[timeexpr.Resolution]:

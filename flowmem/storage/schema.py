@@ -1,6 +1,6 @@
 """The database's schema: its tables, the migrations that build and upgrade them, and the checks.
 
-Tables (schema version 4):
+Tables (schema version 5):
 
 - `users`: one row per user_id, with an internal `user_key`; `user_stats` holds the
   user's own index statistics per view kind (document count, total tokens) for BM25.
@@ -19,7 +19,15 @@ Tables (schema version 4):
 - `messages`: every message verbatim (role, content, timestamp, the Add's request_id,
   its 1-based position in the session), with its speaker label, tokens and meaning vector
   (migration 4; text/meaning.py) as derived at write time. The verbatim columns are never
-  updated.
+  updated. Migration 5 adds each message's `metadata` (a JSON object, metadata_index.py),
+  `dated_on_receipt` (1: the Add gave no timestamp, and `timestamp_ms` is when it arrived) and
+  `number`, the position its id names when that is no longer its position: deleting a message
+  (writer.delete_message()) moves the later ones up a position, and their ids stay.
+  `sessions.deleted_messages` counts a session's deleted messages, so that a new message's id
+  never names one deleted; `requests.fingerprint` is a digest of the Add's body, so that a
+  replay with another body can say so.
+- `metadata_index` (migration 5): one row per (message, metadata key), its value as
+  canonical JSON: what a search's or a listing's `filters.metadata` reads, from the user's key.
 - `views`: each retrieval view as a range of one session's messages; its `doc_id` is
   its rowid in the FTS5 index. A view's text is never stored twice: its content is
   its messages' content, its indexed terms its messages' tokens.
@@ -52,6 +60,29 @@ def _add_meaning_column(conn: sqlite3.Connection) -> None:
     """Migration 4: the messages' meaning column, unless the file has it already."""
     if "meaning" not in [row[1] for row in conn.execute("PRAGMA table_info(messages)")]:
         conn.execute("ALTER TABLE messages ADD COLUMN meaning BLOB")
+
+
+_COLUMNS_5 = (("messages", "metadata", "TEXT"), ("messages", "dated_on_receipt", "INTEGER NOT NULL DEFAULT 0"),
+              ("messages", "number", "INTEGER"), ("sessions", "deleted_messages", "INTEGER NOT NULL DEFAULT 0"),
+              ("requests", "fingerprint", "TEXT"))
+
+
+def _add_metadata_columns(conn: sqlite3.Connection) -> None:
+    """Migration 5: the columns, table and indexes it adds, each unless the file has it already."""
+    for table, column, kind in _COLUMNS_5:
+        if column not in [row[1] for row in conn.execute("PRAGMA table_info(%s)" % table)]:
+            conn.execute("ALTER TABLE %s ADD COLUMN %s %s" % (table, column, kind))
+    conn.execute("CREATE INDEX IF NOT EXISTS messages_by_number ON messages (session_key, number)"
+                 " WHERE number IS NOT NULL")
+    conn.execute("""CREATE TABLE IF NOT EXISTS metadata_index (
+        user_key INTEGER NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        session_key INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (user_key, key, value, session_key, seq)
+    ) WITHOUT ROWID""")
+    conn.execute("CREATE INDEX IF NOT EXISTS metadata_by_message ON metadata_index (session_key, seq)")
 
 
 Migration = Union[str, Callable[[sqlite3.Connection], None]]
@@ -125,6 +156,10 @@ MIGRATIONS: List[List[Migration]] = [
         # Each message's meaning vector (text/meaning.py), derived at write time as its tokens are;
         # a database from before has none until `flowmem reindex` (index version 8).
         _add_meaning_column,
+    ],
+    [
+        # Metadata, receipt dating, stable ids past a deleted message, replay fingerprints (issue 25).
+        _add_metadata_columns,
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

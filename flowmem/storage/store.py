@@ -32,7 +32,7 @@ import logging
 import os
 import queue
 import sqlite3
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from ..errors import StoreError
 from ..text.features import Derived, derive
@@ -57,6 +57,8 @@ from .settings import (
     write_meta,
 )
 from .sqlite_errors import SQLITE_CANTOPEN, error_code
+
+T = TypeVar("T")
 
 log = logging.getLogger("flowmem.store")
 
@@ -286,15 +288,17 @@ class Store:
                 yield writer
             checkpointer.wrote.set()
 
-    def add(self, user_id: str, session_id: str, request_id: str, messages: Sequence[NewMessage]) -> bool:
-        """Store one Add atomically. Returns False (writing nothing) if the request was stored before.
+    def add(self, user_id: str, session_id: str, request_id: str, messages: Sequence[NewMessage],
+            fingerprint: Optional[str] = None) -> writer.Stored:
+        """Store one Add atomically, with the digest of its body `fingerprint`. Returns Stored(False, the
+        first one's fingerprint), writing nothing, if the request was stored before.
 
         Messages are appended to the session in the given order; the session's views
         are brought up to date in the same transaction, so the messages are
         searchable the moment this returns. Raises StorageFull or Unavailable (nothing
         written) when the storage cannot take it.
         """
-        return self.add_many([(user_id, session_id, request_id, messages)])[0]
+        return self._add_all([(user_id, session_id, request_id, messages)], [fingerprint])[0]
 
     def add_many(self, adds: Sequence[Tuple[str, str, str, Sequence[NewMessage]]]) -> List[bool]:
         """Store Adds ((user_id, session_id, request_id, messages) each, as add() takes them) in one
@@ -304,14 +308,19 @@ class Store:
         waiting for it get next (fair_lock.py). Each message's index features are made before
         the lock is taken, so the lock is held for the SQL alone.
         """
+        return [stored.new for stored in self._add_all(adds, [None] * len(adds))]
+
+    def _add_all(self, adds: Sequence[Tuple[str, str, str, Sequence[NewMessage]]],
+                 fingerprints: Sequence[Optional[str]]) -> List[writer.Stored]:
         settings = self.settings
         derived = self._derived(adds, settings)  # outside the lock
         with self._writing() as conn:
             if self.settings != settings:  # reindexed with other settings meanwhile (maybe by another process)
                 settings = self.settings
                 derived = self._derived(adds, settings)
-            return [writer.add(conn, settings, user_id, session_id, request_id, messages, features)
-                    for (user_id, session_id, request_id, messages), features in zip(adds, derived)]
+            return [writer.add(conn, settings, user_id, session_id, request_id, messages, features, fingerprint)
+                    for (user_id, session_id, request_id, messages), features, fingerprint
+                    in zip(adds, derived, fingerprints)]
 
     @staticmethod
     def _derived(adds: Sequence[Tuple[str, str, str, Sequence[NewMessage]]],
@@ -364,7 +373,12 @@ class Store:
         the number of messages removed, None if the user has no such session."""
         return self._delete(lambda conn: writer.delete_session(conn, user_id, session_id))
 
-    def _delete(self, delete: Callable[[sqlite3.Connection], Optional[int]]) -> Optional[int]:
+    def delete_message(self, user_id: str, tag: str, number: int) -> Optional[writer.DeletedMessage]:
+        """Remove one message of a user as delete_session removes a session (writer.delete_message());
+        None if the user has no such message."""
+        return self._delete(lambda conn: writer.delete_message(conn, self.settings, user_id, tag, number))
+
+    def _delete(self, delete: Callable[[sqlite3.Connection], Optional[T]]) -> Optional[T]:
         """Run `delete` in one write transaction, which logs each session it removes (writer.py);
         once committed, forget what this Store holds of them. Every other Store on the file does
         the same at its next transaction (Held.check()); none forgets anything else."""

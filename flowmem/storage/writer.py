@@ -13,51 +13,61 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ..text import timeexpr
 from ..text.features import Derived, derive
-from . import fts, listing, views
+from . import fts, listing, metadata_index, views
 from .ids import free_tag
 from .rows import NewMessage, lookup_user_key
 from .settings import ViewSettings, read_marks, write_deletions_mark
 
 
+class Stored(NamedTuple):
+    """What one Add did: `new` False when its (request_id, user) was stored before and nothing was
+    written; `fingerprint` then the earlier Add's (None when it predates fingerprints)."""
+
+    new: bool
+    fingerprint: Optional[str] = None
+
+
 def add(conn: sqlite3.Connection, settings: ViewSettings, user_id: str, session_id: str, request_id: str,
-        messages: Sequence[NewMessage], derived: Sequence[Derived]) -> bool:
-    """Store one Add (its messages' index features `derived` with `settings`); False if stored before."""
+        messages: Sequence[NewMessage], derived: Sequence[Derived], fingerprint: Optional[str] = None) -> Stored:
+    """Store one Add (its messages' index features `derived` with `settings`, and the digest of its
+    body `fingerprint`); Stored(False, the first one's fingerprint) if stored before."""
     user_key = _user_key(conn, user_id)
     seen = conn.execute(
-        "SELECT 1 FROM requests WHERE user_key = ? AND request_id = ?", (user_key, request_id)
+        "SELECT fingerprint FROM requests WHERE user_key = ? AND request_id = ?", (user_key, request_id)
     ).fetchone()
     if seen:
-        return False
-    session_key, n_before, segment_start = _session(conn, user_key, user_id, session_id)
+        return Stored(False, seen[0])
+    session_key, n_before, segment_start, deleted = _session(conn, user_key, user_id, session_id)
     n = n_before + len(messages)
+    rows = [(session_key, n_before + i + 1, m.role, m.content, m.timestamp_ms, request_id, d.speaker,
+             " ".join(d.tokens), d.times, d.meaning, m.metadata, int(m.dated_on_receipt),
+             n_before + i + 1 + deleted if deleted else None)
+            for i, (m, d) in enumerate(zip(messages, derived))]
     conn.executemany(
         "INSERT INTO messages (session_key, seq, role, content, timestamp_ms, request_id, speaker, tokens, times,"
-        " meaning) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (session_key, n_before + i + 1, m.role, m.content, m.timestamp_ms, request_id, d.speaker,
-             " ".join(d.tokens), d.times, d.meaning)
-            for i, (m, d) in enumerate(zip(messages, derived))
-        ],
-    )
+        " meaning, metadata, dated_on_receipt, number) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    conn.executemany(metadata_index.INSERT_SQL, [
+        r for row in rows if row[10] is not None for r in metadata_index.index_rows(user_key, session_key, row[1], row[10])])
     sync_views(conn, settings, user_key, session_key, n_before, n, segment_start)
     conn.execute(
-        "INSERT INTO requests (user_key, request_id, session_key, n_messages, received_ms)"
-        " VALUES (?, ?, ?, ?, ?)",
-        (user_key, request_id, session_key, len(messages), int(time.time() * 1000)),
+        "INSERT INTO requests (user_key, request_id, session_key, n_messages, received_ms, fingerprint)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (user_key, request_id, session_key, len(messages), int(time.time() * 1000), fingerprint),
     )
-    return True
+    return Stored(True)
 
 
 Deltas = Dict[str, List[int]]  # per view kind, the change in [number of views, their total length]
 
 
 def sync_views(conn: sqlite3.Connection, settings: ViewSettings, user_key: int, session_key: int,
-               n_before: int, n: int, segment_start: int) -> None:
-    """Bring a session's views and their index entries up to date after messages n_before+1..n arrived."""
+               n_before: int, n: int, segment_start: int, doc_ids: Optional[Iterator[int]] = None) -> None:
+    """Bring a session's views and their index entries up to date after messages n_before+1..n arrived
+    (new views take their doc ids from `doc_ids` while it lasts, then new ones)."""
     # Only views ending at or after the last segment's start can change (views.py).
     since = max(1, segment_start - settings.window_size + 1)
     tail = conn.execute(
@@ -81,11 +91,16 @@ def sync_views(conn: sqlite3.Connection, settings: ViewSettings, user_key: int, 
     removed = [(existing[span], span) for span in sorted(set(existing) - wanted)]
     _remove(conn, removed, documents, deltas)
     added = sorted(wanted - set(existing), key=lambda s: (s.first, views.KINDS.index(s.kind), s.last))
-    _add(conn, session_key, added, documents, deltas)
+    _add(conn, session_key, added, documents, deltas, doc_ids)
     conn.execute(
         "UPDATE sessions SET n_messages = ?, segment_start = ? WHERE session_key = ?",
         (n, new_segment_start, session_key),
     )
+    _count(conn, user_key, deltas)
+
+
+def _count(conn: sqlite3.Connection, user_key: int, deltas: Deltas) -> None:
+    """Move the user's statistics by `deltas`; a kind left with no view has no row (as one never had)."""
     for kind, (docs, length) in sorted(deltas.items()):
         conn.execute(
             "INSERT INTO user_stats (user_key, kind, n_docs, total_length) VALUES (?, ?, ?, ?)"
@@ -93,6 +108,8 @@ def sync_views(conn: sqlite3.Connection, settings: ViewSettings, user_key: int, 
             " total_length = total_length + excluded.total_length",
             (user_key, kind, docs, length),
         )
+    if any(docs < 0 for docs, _ in deltas.values()):
+        conn.execute("DELETE FROM user_stats WHERE user_key = ? AND n_docs = 0 AND total_length = 0", (user_key,))
 
 
 def _remove(conn: sqlite3.Connection, removed: Sequence[Tuple[int, views.Span]], documents: _Documents,
@@ -111,14 +128,16 @@ def _remove(conn: sqlite3.Connection, removed: Sequence[Tuple[int, views.Span]],
 
 
 def _add(conn: sqlite3.Connection, session_key: int, added: Sequence[views.Span], documents: _Documents,
-         deltas: Deltas) -> None:
-    """Insert and index the views `added`, in this order (their doc ids follow it), counting them into `deltas`."""
+         deltas: Deltas, doc_ids: Optional[Iterator[int]] = None) -> None:
+    """Insert and index the views `added`, in this order (their doc ids follow it, taken from `doc_ids`
+    while it lasts), counting them into `deltas`."""
     indexed = []
     for span in added:
         document, length = documents(span)
+        reused = next(doc_ids, None) if doc_ids is not None else None
         doc_id = _insert(
-            conn, "INSERT INTO views (session_key, kind, first_seq, last_seq, length) VALUES (?, ?, ?, ?, ?)",
-            (session_key, span.kind, span.first, span.last, length))
+            conn, "INSERT INTO views (doc_id, session_key, kind, first_seq, last_seq, length) VALUES (?, ?, ?, ?, ?, ?)",
+            (reused, session_key, span.kind, span.first, span.last, length))
         indexed.append((doc_id, document))
         delta = deltas.setdefault(span.kind, [0, 0])
         delta[0] += 1
@@ -202,6 +221,61 @@ def delete_session(conn: sqlite3.Connection, user_id: str, session_id: str) -> O
     return removed
 
 
+class DeletedMessage(NamedTuple):
+    session_id: str
+    position: int  # where it stood in its session
+
+
+def delete_message(conn: sqlite3.Connection, settings: ViewSettings, user_id: str, tag: str,
+                   number: int) -> Optional[DeletedMessage]:
+    """Remove one message of a user (the one whose id names position `number` of the session tagged
+    `tag`) as completely as delete_session() removes a session; None if the user has no such message.
+
+    The session is then what it would be had the message never been added: the later messages
+    move up a position (each keeps its id: `number` keeps what the id names), the session's views
+    are made again from the messages left (sync_views(), as for a session added whole) and the
+    user's statistics move with them. The rebuilt views take the session's old doc ids, in
+    order, so they keep their place among other sessions' views (ties are broken by doc id:
+    retrieval/bm25.py). The deletion is logged for the session (log_deletion()), so every Store
+    forgets what it cached of it. A session's only message goes with its session (delete_session()).
+    """
+    user_key = lookup_user_key(conn, user_id)
+    found = None if user_key is None else conn.execute(
+        "SELECT s.session_key, s.session_id, s.n_messages, m.seq FROM sessions s CROSS JOIN messages m"
+        " ON m.session_key = s.session_key WHERE s.tag = ? AND s.user_key = ?"
+        " AND (m.number = ? OR (m.number IS NULL AND m.seq = ?))", (tag, user_key, number, number)).fetchone()
+    if user_key is None or found is None:
+        return None
+    session_key, session_id, n, seq = found
+    if n == 1:
+        delete_session(conn, user_id, session_id)
+        return DeletedMessage(session_id, seq)
+    old_ids = _drop_views(conn, user_key, session_key)
+    conn.execute("DELETE FROM messages WHERE session_key = ? AND seq = ?", (session_key, seq))
+    # Two steps, through negative positions: no moment where two messages hold one position.
+    conn.execute("UPDATE messages SET number = coalesce(number, seq), seq = 1 - seq WHERE session_key = ? AND seq > ?",
+                 (session_key, seq))
+    conn.execute("UPDATE messages SET seq = -seq WHERE session_key = ? AND seq < 0", (session_key,))
+    conn.execute("UPDATE sessions SET deleted_messages = deleted_messages + 1 WHERE session_key = ?", (session_key,))
+    metadata_index.reindex_session(conn, user_key, session_key)
+    sync_views(conn, settings, user_key, session_key, 0, n - 1, 1, iter(old_ids))
+    log_deletion(conn, user_key, session_key)
+    return DeletedMessage(session_id, seq)
+
+
+def _drop_views(conn: sqlite3.Connection, user_key: int, session_key: int) -> List[int]:
+    """Unindex and delete every view of a session, counting them out of the user's statistics; their doc ids."""
+    documents = _Documents(user_key, {seq: _text(toks, speaker) for seq, toks, speaker in conn.execute(
+        "SELECT seq, tokens, speaker FROM messages WHERE session_key = ?", (session_key,))})
+    removed = [(doc_id, views.Span(kind, first, last)) for doc_id, kind, first, last in conn.execute(
+        "SELECT doc_id, kind, first_seq, last_seq FROM views WHERE session_key = ? ORDER BY doc_id",
+        (session_key,)).fetchall()]
+    deltas: Deltas = {}
+    _remove(conn, removed, documents, deltas)
+    _count(conn, user_key, deltas)
+    return [doc_id for doc_id, _ in removed]
+
+
 def _delete_session(conn: sqlite3.Connection, user_key: int, session_key: int) -> int:
     """Unindex and delete a session's views, then delete its messages and itself, and log it as
     deleted (log_deletion()); its message count."""
@@ -211,6 +285,7 @@ def _delete_session(conn: sqlite3.Connection, user_key: int, session_key: int) -
         "SELECT doc_id, kind, first_seq, last_seq FROM views WHERE session_key = ?", (session_key,)).fetchall()]
     conn.executemany(fts.delete_sql(), unindexed)
     conn.execute("DELETE FROM views WHERE session_key = ?", (session_key,))
+    conn.execute("DELETE FROM metadata_index WHERE session_key = ?", (session_key,))
     removed = conn.execute("DELETE FROM messages WHERE session_key = ?", (session_key,)).rowcount
     conn.execute("DELETE FROM sessions WHERE session_key = ?", (session_key,))
     log_deletion(conn, user_key, session_key)
@@ -292,10 +367,12 @@ def _user_key(conn: sqlite3.Connection, user_id: str) -> int:
     return _insert(conn, "INSERT INTO users (user_id) VALUES (?)", (user_id,))
 
 
-def _session(conn: sqlite3.Connection, user_key: int, user_id: str, session_id: str) -> Tuple[int, int, int]:
-    """(session key, message count, last segment's start) of a session, created if new."""
+def _session(conn: sqlite3.Connection, user_key: int, user_id: str,
+             session_id: str) -> Tuple[int, int, int, int]:
+    """(session key, message count, last segment's start, messages deleted) of a session, created if new."""
     row = conn.execute(
-        "SELECT session_key, n_messages, segment_start FROM sessions WHERE user_key = ? AND session_id = ?",
+        "SELECT session_key, n_messages, segment_start, deleted_messages FROM sessions"
+        " WHERE user_key = ? AND session_id = ?",
         (user_key, session_id),
     ).fetchone()
     if row:
@@ -304,7 +381,7 @@ def _session(conn: sqlite3.Connection, user_key: int, user_id: str, session_id: 
         "SELECT 1 FROM sessions WHERE tag = ?", (candidate,)).fetchone() is not None)
     key = _insert(conn, "INSERT INTO sessions (user_key, session_id, tag) VALUES (?, ?, ?)",
                   (user_key, session_id, tag))
-    return key, 0, 1
+    return key, 0, 1, 0
 
 
 def _insert(conn: sqlite3.Connection, sql: str, parameters: Sequence[object]) -> int:
