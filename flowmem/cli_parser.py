@@ -64,6 +64,17 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", Formatter)
         super().__init__(*args, **kwargs)
 
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        # argparse lists every choice and names none; a command or choice mistyped gets the nearest.
+        if action.choices is None or value in action.choices:
+            return
+        choices = [str(choice) for choice in action.choices]
+        close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
+        what = "unknown command %r" % value if isinstance(action, argparse._SubParsersAction) else (
+            "argument %s: unknown choice %r" % (argparse._get_action_name(action), value))
+        hint = "; did you mean %r?" % close[0] if close else "; choose from %s" % ", ".join(choices)
+        raise argparse.ArgumentError(None, what + hint)
+
     def error(self, message: str) -> NoReturn:
         near = _near_flag(self, message)
         hint = "did you mean %s? " % near if near else ""
@@ -75,6 +86,16 @@ class Formatter(argparse.HelpFormatter):
 
     def __init__(self, prog: str) -> None:
         super().__init__(prog, max_help_position=30, width=100)
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        # argparse measures the commands' names without the indent they are printed at, so the
+        # longest (delete-message) got a line of its own with its help below it.
+        subactions = getattr(action, "_get_subactions", None)
+        if action.help is not argparse.SUPPRESS and subactions is not None:
+            widest = max((len(self._format_action_invocation(a)) for a in subactions()), default=0)
+            self._action_max_length = max(self._action_max_length,
+                                          widest + self._current_indent + self._indent_increment)
 
     def _split_lines(self, text: str, width: int) -> List[str]:
         # argparse's own wrapping breaks "comma-separated" after its hyphen.
