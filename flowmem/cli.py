@@ -1,34 +1,42 @@
-"""The `flowmem` command: serve, add, search, export, import, delete-user, stats, init, reindex, backup, settings.
+"""The `flowmem` command: serve, add, search, list, delete-message, delete-user, stats, export, import, init,
+reindex, backup, settings, mcp.
 
 Every command only parses arguments (cli_parser.py: the flags, short help and
 `--help-all`, one-line usage errors), builds a Config and calls the core (Memory or
 the HTTP server). `add`, `search`, `export` and `import` work directly on a database
 file, no server needed. Errors print one line and exit non-zero; never a traceback. A
 command used wrongly raises UsageError, the CLI's own error: HTTP statuses are the
-HTTP layer's. Input read from a file is named by line (or array item) when it fails.
+HTTP layer's. Input read from a file is named by line (or array item) when it fails;
+a --db that cannot be a database file (a directory, or in one that does not exist) is
+named before SQLite is asked (db_path.py), and a port in use names --port.
+
+`add` of a single message is idempotent as MCP's add_memory is: without --request-id
+its request_id is derived from the message (as the Python API's m.add does), so a command run
+twice, or retried after an interruption, stores once, and it says whether it stored.
 
 Only `serve`, `add`, `import` and `init` create a database; the others refuse a missing
-file. `search`, `stats`, `export` and `backup` open it read-only, so they work on
+file. `search`, `list`, `stats`, `export` and `backup` open it read-only, so they work on
 read-only files and never change a file a server is using. Index settings given to
 any command must match the database's; `reindex` is the one command that changes them.
 """
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
 import os
 import sys
-import uuid
 from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple
 
-from . import __version__, config as config_module
+from . import __version__, cli_list, config as config_module, db_path
 from .cli_parser import Parser, UsageError, flag_name, integer, settings_flags, settings_table, wants_all, warn
 from .cli_portable import checked, export, import_records, numbered_bodies, read_records
 from .errors import FlowmemError
 from .http.run import serve
 from .mcp.stdio import run as run_mcp
 from .memory import Memory, init, reindex
+from .sdk import add_request
 from .storage.settings import ViewSettings, flag_value
 
 __all__ = ["UsageError", "build_parser", "flag_name", "main", "run", "settings_table"]
@@ -60,9 +68,11 @@ def build_parser(show_all: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--user", help="user_id of a single message")
     p.add_argument("--session", help="session_id of a single message")
     p.add_argument("--content", help="text of a single message")
-    p.add_argument("--role", default="user", help="role of a single message (default: user)")
+    p.add_argument("--role", help="role of a single message (default: user)")
     p.add_argument("--timestamp", type=integer, metavar="MS", help="Unix ms of a single message")
-    p.add_argument("--request-id", metavar="ID", help="request_id of a single message (default: a new random id)")
+    p.add_argument("--metadata", metavar="JSON", help='metadata of a single message, e.g. {"source":"notes"}')
+    p.add_argument("--request-id", metavar="ID", help="request_id of a single message (default: derived from it)")
+    p.add_argument("--json", action="store_true", help="print each Add's JSON response")
     settings_flags(p, "add", show_all)
 
     p = command("search", "search one user's memory in a database file",
@@ -77,10 +87,9 @@ def build_parser(show_all: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--role", help="only messages with this role")
     settings_flags(p, "search", show_all)
 
-    p = command("delete-user", "remove every trace of a user",
-                "Remove a user's messages, views, index entries and idempotency records.")
-    p.add_argument("--user", required=True, help="user_id to delete")
-    settings_flags(p, "delete-user", show_all)
+    cli_list.add_command(command, show_all)
+
+    _add_delete_commands(command, show_all)
 
     p = command("stats", "counts for the database or one user",
                 "Print counts for the database, or for one user, as JSON (read-only).")
@@ -89,6 +98,21 @@ def build_parser(show_all: bool = False) -> argparse.ArgumentParser:
     _add_database_commands(command, show_all)
     _add_mcp_command(command, show_all)
     return parser
+
+
+def _add_delete_commands(command: Callable[[str, str, str], argparse.ArgumentParser], show_all: bool) -> None:
+    """`delete-message` and `delete-user`: what is forgotten, one message or everything of a user."""
+    p = command("delete-message", "forget one message of a user",
+                "Remove one message (an id `m-<tag>-<n>` from search or list) and everything derived from it; "
+                "the other messages keep their ids.")
+    p.add_argument("id", metavar="ID", help="the message's id")
+    p.add_argument("--user", required=True, help="the user_id it belongs to")
+    settings_flags(p, "delete-message", show_all)
+
+    p = command("delete-user", "remove every trace of a user",
+                "Remove a user's messages, views, index entries and idempotency records.")
+    p.add_argument("--user", required=True, help="user_id to delete")
+    settings_flags(p, "delete-user", show_all)
 
 
 MCP_DESCRIPTION = ("Speak the Model Context Protocol on stdin and stdout (JSON-RPC 2.0, one message a line) until "
@@ -147,24 +171,32 @@ def _read_input(path: str) -> bytes:
         return f.read()
 
 
+SINGLE_MESSAGE_FLAGS = ("user", "session", "content", "role", "timestamp", "metadata", "request_id")
+
+
 def _add_bodies(args: argparse.Namespace) -> Iterable[Tuple[str, Dict[str, Any]]]:
     """(where, body) for each Add of `add`'s input; `where` names its line or item ("" for flags)."""
-    if args.file is None:
-        missing = [flag for flag, value in (("--user", args.user), ("--session", args.session),
-                                            ("--content", args.content)) if value is None]
-        if missing:
-            raise UsageError("give a file of Add bodies, or a single message with %s" % ", ".join(missing))
-        message: Dict[str, Any] = {"role": args.role, "content": args.content}
-        if args.timestamp is not None:
-            message["timestamp"] = args.timestamp
-        return [("", {"request_id": args.request_id or uuid.uuid4().hex, "user_id": args.user,
-                      "session_id": args.session, "messages": [message]})]
-    return numbered_bodies(_read_input(args.file))
+    if args.file is not None:
+        given = [flag_name(name) for name in SINGLE_MESSAGE_FLAGS if getattr(args, name) is not None]
+        if given:  # a file's bodies carry their own: a flag beside it would be silently ignored
+            raise UsageError("%s describe%s a single message; a file's Add bodies carry their own"
+                             % (", ".join(given), "" if len(given) > 1 else "s"))
+        return numbered_bodies(_read_input(args.file))
+    missing = [flag for flag, value in (("--user", args.user), ("--session", args.session),
+                                        ("--content", args.content)) if value is None]
+    if missing:
+        raise UsageError("give a file of Add bodies, or a single message with %s" % ", ".join(missing))
+    # The body the Python API makes of the same call (sdk.add_request), its request_id derived the same way
+    # unless given: the same command run again (or retried) is the same Add, and stores nothing.
+    return [("", add_request(args.content, args.user, args.session, args.role or "user",
+                             cli_list.json_object(args.metadata, "--metadata"), args.timestamp, args.request_id))]
 
 
 # What the plain output says above results that are a fallback (retrieval/fallback.py).
 FALLBACK_NOTES = {"meaning": "no word of the question is in this memory: the messages nearest it in meaning",
                   "latest_session": "nothing in this memory matches the question: its latest messages"}
+# ... and what each such result's line says, so that no line of it reads as a match.
+FALLBACK_MARKS = {"meaning": "no word matched: near in meaning", "latest_session": "no match: a latest message"}
 
 
 def _print_hits(data: Sequence[Dict[str, Any]]) -> None:
@@ -174,8 +206,10 @@ def _print_hits(data: Sequence[Dict[str, Any]]) -> None:
     for kind in kinds:
         print("(%s)" % FALLBACK_NOTES.get(kind, "a fallback: " + kind))
     for rank, hit in enumerate(data, 1):
-        print("%d. %.4f  %s  %s  session %s  %s" % (rank, hit["score"], hit["id"], hit["view"], hit["session_id"],
-                                                     hit["created_at"] or "-"))
+        kind = hit.get("signals", {}).get("fallback")
+        mark = "" if kind is None else "  (%s)" % FALLBACK_MARKS.get(kind, "a fallback, not a match")
+        print("%d. %.4f  %s  %s  session %s  %s%s" % (rank, hit["score"], hit["id"], hit["view"], hit["session_id"],
+                                                       hit["created_at"] or "-", mark))
         for line in hit["content"].split("\n"):
             print("     " + line)
 
@@ -200,7 +234,8 @@ def _settings_text(settings: ViewSettings) -> str:
 
 # How each command opens its database: (read_only, create). serve/init/reindex open their own way.
 OPENING = {"add": (False, True), "search": (True, False), "stats": (True, False), "backup": (True, False),
-           "delete-user": (False, False), "export": (True, False), "import": (False, True)}
+           "delete-user": (False, False), "export": (True, False), "import": (False, True), "list": (True, False),
+           "delete-message": (False, False)}
 
 
 def _add(memory: Memory, args: argparse.Namespace) -> None:
@@ -211,7 +246,23 @@ def _add(memory: Memory, args: argparse.Namespace) -> None:
             if not where:
                 raise
             raise UsageError("%s: %s" % (where, e.reason)) from e
-        print(json.dumps(result, ensure_ascii=False), flush=True)
+        text = json.dumps(result, ensure_ascii=False) if args.json else added_text(body, result)
+        print(("%s: %s" % (where, text)) if where and not args.json else text, flush=True)
+
+
+def added_text(body: Dict[str, Any], result: Dict[str, Any]) -> str:
+    """What `add` says of one Add: whether it stored (the response's `stored`), and if not, why."""
+    ids = "user %s, session %s, request_id %s" % (result["user_id"], result["session_id"], result["request_id"])
+    if not result["stored"]:
+        if result.get("body_differs"):
+            return ("nothing written: request_id %s was stored before with other messages (user %s, session %s); "
+                    "to store these, give them a request_id of their own"
+                    % (result["request_id"], result["user_id"], result["session_id"]))
+        return "already stored: nothing written (%s)" % ids
+    n = len(body["messages"])
+    dated = result.get("dated_on_receipt", 0)
+    when = "; %d dated now, as received: no timestamp given" % dated if dated else ""
+    return "stored %d message%s (%s)%s" % (n, "" if n == 1 else "s", ids, when)
 
 
 def _search(memory: Memory, args: argparse.Namespace) -> None:
@@ -225,6 +276,13 @@ def _search(memory: Memory, args: argparse.Namespace) -> None:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
         _print_hits(result["data"])
+
+
+def _delete_message(memory: Memory, args: argparse.Namespace) -> None:
+    result = memory.delete_message(args.user, args.id)
+    if not result["deleted"]:
+        raise UsageError("no message %s of user %r in %s" % (args.id, args.user, memory.config.db))
+    print("deleted message %s (user %r, session %r)" % (args.id, args.user, result.get("session_id")))
 
 
 def _delete_user(memory: Memory, args: argparse.Namespace) -> None:
@@ -253,7 +311,7 @@ def _import(memory: Memory, args: argparse.Namespace) -> None:
 
 COMMANDS: Dict[str, Callable[[Memory, argparse.Namespace], None]] = {
     "add": _add, "search": _search, "delete-user": _delete_user, "stats": _stats, "backup": _backup,
-    "export": _export, "import": _import}
+    "export": _export, "import": _import, "list": cli_list.run, "delete-message": _delete_message}
 
 
 def run(argv: Optional[Sequence[str]] = None) -> int:
@@ -266,12 +324,13 @@ def run(argv: Optional[Sequence[str]] = None) -> int:
         return 0
     flags = {name: getattr(args, name, None) for name in config_module.field_names()}
     config = config_module.load(flags)
+    db_path.check(config.db)
     if args.command == "serve":
         if args.api_key is not None:
             warn("a key given on the command line shows in `ps` to every user of this machine; "
                  "use --api-key-file or FLOWMEM_API_KEY")
         logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
-        serve(config)
+        _serve(config)
         return 0
     if args.command == "init":
         print("created %s (%s)" % (config.db, _settings_text(init(config))))
@@ -294,6 +353,21 @@ def run(argv: Optional[Sequence[str]] = None) -> int:
     finally:
         memory.close()
     return 0
+
+
+def _serve(config: config_module.Config) -> None:
+    """serve(), with a port it cannot listen on named, and the flag that chooses another."""
+    try:
+        serve(config)
+    except OSError as e:
+        where = "port %d on %s" % (config.port, config.host or "every address")
+        if e.errno == errno.EADDRINUSE:
+            raise UsageError("port %d is in use on %s; choose another with --port"
+                             % (config.port, config.host or "every address")) from e
+        if e.errno == errno.EACCES:
+            raise UsageError("%s may not be listened on by this user; choose one above 1023 with --port"
+                             % where) from e
+        raise
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -25,8 +25,8 @@ class CliTest(CliMixin, unittest.TestCase):
         self.db = os.path.join(self.tmp.name, "cli.db")
 
     def test_every_command_has_help(self):
-        for command in ("serve", "add", "search", "export", "import", "delete-user", "stats", "init", "reindex",
-                        "backup", "settings"):
+        for command in ("serve", "add", "search", "list", "export", "import", "delete-message", "delete-user", "stats",
+                        "init", "reindex", "backup", "settings"):
             with self.subTest(command=command):
                 result = self.run_cli(command, "--help")
                 self.assertEqual(result.returncode, 0)
@@ -47,7 +47,7 @@ class CliTest(CliMixin, unittest.TestCase):
     def test_add_and_search_work_on_a_database_file_without_a_server(self):
         bodies = [add_body("u1", "s1", ["Alice: my cactus is named Spike", "Bob: cute"]),
                   add_body("u1", "s2", ["Alice: Spike got a new pot"])]
-        result = self.run_cli("add", "--db", self.db, "-", stdin=json.dumps(bodies))
+        result = self.run_cli("add", "--db", self.db, "--json", "-", stdin=json.dumps(bodies))
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual([json.loads(line)["success"] for line in result.stdout.splitlines()], [True, True])
         result = self.run_cli("add", "--db", self.db, "--user", "u1", "--session", "s3", "--content",

@@ -1,8 +1,11 @@
-"""The `flowmem` command as a user meets it: short help, --help-all, one-line usage errors, export and import."""
+"""The `flowmem` command as a user meets it: short help, --help-all, one-line usage errors, export and import;
+list, delete-message, an idempotent add, fallback results marked line by line, a mistyped command, a busy port
+and a --db that cannot be one."""
 import http.client
 import io
 import json
 import os
+import socket
 import tempfile
 import unittest
 from contextlib import redirect_stderr
@@ -12,8 +15,8 @@ from tests.helpers import DAY_MS, T0, CliMixin, add_body
 from tests.server import ROOT, ServerProcess
 
 SAMPLE = os.path.join(ROOT, "fixtures", "locomo-format-sample.json")
-COMMANDS = ("serve", "add", "search", "export", "import", "delete-user", "stats", "init", "reindex", "backup",
-            "mcp")
+COMMANDS = ("serve", "add", "search", "list", "export", "import", "delete-message", "delete-user", "stats", "init",
+            "reindex", "backup", "mcp")
 RANKING = [s for s in config_module.settings() if s.group in ("ranking", "results")]
 
 
@@ -35,6 +38,15 @@ class CliTestCase(CliMixin, unittest.TestCase):
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
         return path
+
+    def ok(self, *args, stdin=None):
+        """The stdout of a command that must succeed."""
+        result = self.run_cli(*args, stdin=stdin)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return result.stdout
+
+    def add(self, *bodies):
+        self.ok("add", "--db", self.db, "--json", "-", stdin=json.dumps(list(bodies)))
 
 
 class ShortHelpTest(CliTestCase):
@@ -201,6 +213,173 @@ class ExportImportTest(CliTestCase):
         with redirect_stderr(stderr):
             quiet("done", final=True)  # a short run says nothing
         self.assertEqual(len(stderr.getvalue().splitlines()), 2)
+
+
+
+class ListTest(CliTestCase):
+    def setUp(self):
+        super().setUp()
+        self.add(add_body("alice", "s1", ["Alice: my cactus is named Spike", "Bob: cute"], timestamp=T0),
+                 add_body("alice", "s2", ["Alice: " + "a very long story " * 20], timestamp=T0 + DAY_MS),
+                 add_body("bob", "s1", ["Bob: I adopted a beagle"], timestamp=T0))
+
+    def test_list_shows_a_users_messages_one_line_each_oldest_first_following_every_page(self):
+        # --page-max-bytes 1: each page holds one message, so all three come only by following the cursors
+        lines = self.ok("list", "--db", self.db, "--user", "alice", "--page-max-bytes", "1").splitlines()
+        self.assertEqual(len(lines), 3, lines)
+        first = lines[0].split("  ")
+        self.assertRegex(first[0], r"^m-[0-9a-f]{16}-1$")
+        self.assertEqual(first[1:], ["2023-05-08 13:56", "s1", "user", "Alice: my cactus is named Spike"])
+        self.assertIn("  assistant  Bob: cute", lines[1])
+        self.assertTrue(lines[2].endswith("  Alice: a very long story a very long story a very long story a very l..."),
+                        lines[2])  # clipped to one line
+
+    def test_list_takes_the_message_filters_and_a_limit(self):
+        def contents(*flags):
+            listed = self.ok("list", "--db", self.db, "--user", "alice", "--json", *flags)
+            return [json.loads(line)["content"][:12] for line in listed.splitlines()]
+
+        self.assertEqual(contents("--session", "s1"), ["Alice: my ca", "Bob: cute"])
+        self.assertEqual(contents("--since", str(T0 + DAY_MS)), ["Alice: a ver"])
+        self.assertEqual(contents("--until", "2023-05-09"), ["Alice: my ca", "Bob: cute"])
+        self.assertEqual(contents("--order", "desc", "--limit", "2"), ["Alice: a ver", "Bob: cute"])
+        cut = self.run_cli("list", "--db", self.db, "--user", "alice", "--limit", "1")
+        self.assertEqual(len(cut.stdout.splitlines()), 1)
+        self.assertIn("only the first 1 shown (--limit 1); more follow", cut.stderr)
+        self.assertEqual(self.run_cli("list", "--db", self.db, "--user", "alice", "--limit", "3").stderr, "")
+
+    def test_list_filters_by_metadata(self):
+        self.ok("add", "--db", self.db, "--user", "alice", "--session", "s3", "--content", "tagged",
+                "--metadata", '{"topic": "plants"}')
+        listed = self.ok("list", "--db", self.db, "--user", "alice", "--json", "--metadata", '{"topic": "plants"}')
+        rows = [json.loads(line) for line in listed.splitlines()]
+        self.assertEqual([(r["content"], r["metadata"]) for r in rows], [("tagged", {"topic": "plants"})])
+        self.assertEqual(self.ok("list", "--db", self.db, "--user", "alice", "--metadata", '{"topic": "x"}'),
+                         "no messages\n")
+        self.assert_one_line_error(self.run_cli("list", "--db", self.db, "--user", "alice", "--metadata", "[1]"),
+                                   "--metadata must be a JSON object")
+
+    def test_list_sessions_and_list_users(self):
+        self.assertEqual(self.ok("list", "sessions", "--db", self.db, "--user", "alice").splitlines(),
+                         ["s1  2 messages  2023-05-08 13:56 .. 2023-05-08 13:56",
+                          "s2  1 message  2023-05-09 13:56 .. 2023-05-09 13:56"])
+        self.assertEqual(self.ok("list", "users", "--db", self.db).splitlines(),
+                         ["alice  2 sessions  3 messages", "bob  1 session  1 message"])
+        users = self.ok("list", "users", "--db", self.db, "--json").splitlines()
+        self.assertEqual(json.loads(users[1]), {"user_id": "bob", "sessions": 1, "messages": 1})
+
+    def test_list_refuses_what_does_not_go_with_what_it_lists(self):
+        cases = ((("list", "sessions", "--user", "alice", "--since", "2023-01-01"),
+                  "--since filters only messages, not sessions"),
+                 (("list", "users", "--user", "alice"), "--user goes with"),
+                 (("list",), "give --user"),
+                 (("list", "sessons", "--user", "alice"), "unknown choice 'sessons'; did you mean 'sessions'?"))
+        for args, words in cases:
+            with self.subTest(args=args):
+                self.assert_one_line_error(self.run_cli(*args, "--db", self.db), words)
+
+
+class AddTest(CliTestCase):
+    def test_the_same_add_command_twice_stores_once_and_says_so(self):
+        command = ("add", "--db", self.db, "--user", "u", "--session", "s", "--content", "I moved to Lisbon")
+        first = self.ok(*command)
+        self.assertRegex(first, r"^stored 1 message \(user u, session s, request_id \S+\); 1 dated now")
+        self.assertEqual(self.ok(*command).split(":")[0], "already stored")
+        self.assertIn("nothing written", self.ok(*command))
+        self.assertEqual(json.loads(self.ok("stats", "--db", self.db, "--user", "u"))["messages"], 1)
+        response = json.loads(self.ok(*command, "--json"))
+        self.assertEqual((response["success"], response["stored"]), (True, False))
+
+    def test_a_request_id_used_before_for_other_messages_stores_nothing_and_says_it_differs(self):
+        base = ("add", "--db", self.db, "--user", "u", "--session", "s", "--request-id", "r1", "--content")
+        self.assertTrue(self.ok(*base, "first").startswith("stored 1 message"))
+        said = self.ok(*base, "second")
+        self.assertIn("nothing written: request_id r1 was stored before with other messages", said)
+        listed = self.ok("list", "--db", self.db, "--user", "u", "--json").splitlines()
+        self.assertEqual([json.loads(line)["content"] for line in listed], ["first"])
+
+    def test_add_stores_metadata_and_names_each_body_of_a_file_by_its_line(self):
+        self.ok("add", "--db", self.db, "--user", "u", "--session", "s", "--content", "x", "--timestamp", str(T0),
+                "--metadata", '{"source": "notes"}')
+        row = json.loads(self.ok("list", "--db", self.db, "--user", "u", "--json"))
+        self.assertEqual((row["metadata"], row["dated_on_receipt"]), ({"source": "notes"}, False))
+        lines = "\n".join(json.dumps(add_body("u", "s%d" % i, ["A: one", "B: two"])) for i in range(2))
+        said = self.ok("add", "--db", self.db, "-", stdin=lines).splitlines()
+        self.assertEqual([line.split(" (")[0] for line in said], ["line 1: stored 2 messages",
+                                                                  "line 2: stored 2 messages"])
+        again = self.ok("add", "--db", self.db, "-", stdin=lines).splitlines()
+        self.assertTrue(all(" already stored: nothing written" in line for line in again), again)
+
+    def test_single_message_flags_beside_a_file_are_refused_not_ignored(self):
+        result = self.run_cli("add", "--db", self.db, "--request-id", "r", "-", stdin=json.dumps(add_body("u", "s",
+                                                                                                          ["A: x"])))
+        self.assert_one_line_error(result, "--request-id describes a single message")
+        self.assertFalse(os.path.exists(self.db))
+        self.assert_one_line_error(self.run_cli("add", "--db", self.db, "--user", "u", "--session", "s",
+                                                "--content", "x", "--metadata", "{"), "--metadata is not valid JSON")
+
+
+class DeleteMessageTest(CliTestCase):
+    def test_delete_message_forgets_one_message_and_says_when_there_is_none(self):
+        self.add(add_body("u", "s", ["A: keep this", "B: forget this"]))
+        ids = [line.split("  ")[0] for line in self.ok("list", "--db", self.db, "--user", "u").splitlines()]
+        said = self.ok("delete-message", "--db", self.db, "--user", "u", ids[1])
+        self.assertEqual(said, "deleted message %s (user 'u', session 's')\n" % ids[1])
+        self.assertEqual([line.split("  ")[0] for line in self.ok("list", "--db", self.db, "--user", "u").splitlines()],
+                         ids[:1])
+        self.assert_one_line_error(self.run_cli("delete-message", "--db", self.db, "--user", "u", ids[1]),
+                                   "no message %s of user 'u'" % ids[1])
+
+
+class PlainOutputTest(CliTestCase):
+    def test_every_line_of_a_fallback_result_says_it_is_not_a_match(self):
+        self.add(add_body("u", "s", ["A: my cactus is named Spike", "B: cute"]))
+        lines = [line for line in self.ok("search", "--db", self.db, "--user", "u", "qwzx").splitlines()
+                 if line[:1].isdigit()]
+        self.assertEqual(len(lines), 2)
+        for line in lines:
+            self.assertTrue(line.endswith("(no match: a latest message)"), line)
+        matched = [line for line in self.ok("search", "--db", self.db, "--user", "u", "cactus").splitlines()
+                   if line[:1].isdigit()]
+        self.assertNotIn("(no match", matched[0])
+
+    def test_a_mistyped_command_gets_the_nearest_and_status_2(self):
+        result = self.run_cli("serch", "--db", self.db, "--user", "u", "x")
+        self.assertEqual(result.returncode, 2)
+        self.assertEqual(result.stderr, "flowmem: error: unknown command 'serch'; did you mean 'search'? "
+                                        "(see flowmem --help)\n")
+        self.assert_one_line_error(self.run_cli("qqqq"), "unknown command 'qqqq'; choose from serve, add,")
+
+
+class ClearErrorsTest(CliTestCase):
+    def test_a_port_in_use_is_named_with_the_flag_that_chooses_another(self):
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1)
+        self.addCleanup(sock.close)
+        port = sock.getsockname()[1]
+        result = self.run_cli("serve", "--db", self.db, "--host", "127.0.0.1", "--port", str(port))
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(result.stderr.strip().splitlines()[-1],
+                         "flowmem: error: port %d is in use on 127.0.0.1; choose another with --port" % port)
+        self.assertNotIn("Traceback", result.stderr)
+
+    def test_a_db_that_cannot_be_a_database_file_is_named_and_nothing_is_created(self):
+        missing = os.path.join(self.tmp.name, "no", "such")
+        a_file = os.path.join(self.tmp.name, "a-file")
+        with open(a_file, "w") as f:
+            f.write("x")
+        cases = ((self.tmp.name, "--db names a directory, %s; give a file path such as %s"
+                  % (self.tmp.name, os.path.join(self.tmp.name, "flowmem.db"))),
+                 (os.path.join(missing, "m.db"), "directory %s does not exist (for --db %s)"
+                  % (missing, os.path.join(missing, "m.db"))),
+                 (os.path.join(a_file, "m.db"), "%s is not a directory (for --db %s/m.db)" % (a_file, a_file)))
+        for db, words in cases:
+            for command in (("stats",), ("add", "--user", "u", "--session", "s", "--content", "x"), ("init",),
+                            ("list", "users")):
+                with self.subTest(db=db, command=command[0]):
+                    self.assert_one_line_error(self.run_cli(*command, "--db", db), "flowmem: error: " + words)
+        self.assertEqual(sorted(os.listdir(self.tmp.name)), ["a-file"])
 
 
 if __name__ == "__main__":
