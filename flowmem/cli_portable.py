@@ -17,10 +17,10 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 from . import portable
 from .cli_parser import UsageError
-from .decoding import decode_json
+from .decoding import decode_json, decode_json_object
 from .errors import BadRequest, FlowmemError, InvalidField
 from .memory import Memory
-from .validation import decode_json_object, parse_add
+from .validation import parse_add
 
 PROGRESS_EVERY_S = 2.0
 
