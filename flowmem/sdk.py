@@ -21,21 +21,25 @@ whichever class sends it. They check what only the Python call has (the argument
 a missing user_id) and name the argument; everything else is the core's validation,
 whose InvalidField names the body's field (`messages[1].content`, `filters.role`).
 
-Results are frozen dataclasses read from the dicts; each keeps its dict as `raw` (not
-compared), so a field a newer server adds is still reachable.
+The results are sdk_types.py's frozen dataclasses, named here too (`from flowmem.sdk import Hit`).
 """
 from __future__ import annotations
 
 import datetime
 import hashlib
 import json
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union, overload
 
 from . import paging
 from .errors import InvalidField
+from .sdk_types import AddResult, Hit, Session, StoredMessage, User, hits
 from .validation import MAX_PAGE
 
+__all__ = ["AddResult", "Hit", "MemoryAPI", "Session", "StoredMessage", "User", "add_request", "derived_request_id",
+           "search_request", "add_call", "search_call"]
+
+# The fields of an Add message, as validation.MESSAGE_FIELDS has them (tests/test_sdk.py checks they agree).
+MESSAGE_FIELDS = ("role", "content", "timestamp", "metadata")
 Message = Union[str, Mapping[str, Any]]
 Messages = Union[str, Sequence[Message]]
 Timestamp = Union[int, datetime.datetime, None]
@@ -54,7 +58,7 @@ def _body_alone(call: str, **defaulted: bool) -> None:
                                % call)
 
 
-def _required(value: Any, name: str, call: str) -> Any:
+def required(value: Any, name: str, call: str) -> Any:
     """`value`, or InvalidField when the caller left it out (the core checks its type and content)."""
     if value is None:
         raise InvalidField(name, "is required: %s(..., %s=...)" % (call, name))
@@ -100,6 +104,11 @@ def _messages(messages: Any, role: str, timestamp: Optional[int]) -> List[Dict[s
             built: Dict[str, Any] = {"role": role, "content": message}
         elif isinstance(message, Mapping):
             built = dict(message)
+            # Refused here, not only by Memory's strict check: a server would ignore them (HTTP is lenient).
+            unknown = [str(key) for key in built if key not in MESSAGE_FIELDS]
+            if unknown:
+                raise InvalidField("messages[%d].%s" % (i, unknown[0]), "is not a field of an Add message; the "
+                                   "fields are %s" % ", ".join(MESSAGE_FIELDS))
         else:
             raise InvalidField("messages[%d]" % i, "must be a string or a message dict (role, content), got %s"
                                % _kind(message))
@@ -113,7 +122,7 @@ def add_request(messages: Messages, user_id: Optional[str], session_id: str = "d
                 metadata: Optional[Mapping[str, Any]] = None, timestamp: Timestamp = None,
                 request_id: Optional[str] = None) -> Dict[str, Any]:
     """The Add body of MemoryAPI.add's keyword form (its docstring says what each argument is)."""
-    user_id = _required(user_id, "user_id", "add")
+    user_id = required(user_id, "user_id", "add")
     if not isinstance(role, str):
         raise InvalidField("role", "must be a string, got %s" % _kind(role))
     body: Dict[str, Any] = {"user_id": user_id, "session_id": session_id,
@@ -131,7 +140,7 @@ def search_request(query: str, user_id: Optional[str], limit: int = 10, filters:
     if not isinstance(query, str):
         raise InvalidField("query", "must be a string (the question) or a Search body (a dict), got %s"
                            % _kind(query))
-    user_id = _required(user_id, "user_id", "search")
+    user_id = required(user_id, "user_id", "search")
     if type(limit) is not int or limit < 0:
         raise InvalidField("limit", "must be an int of 0 or more, got %r" % (limit,))
     body: Dict[str, Any] = {"query": query, "user_id": user_id, "top_k": limit}
@@ -147,6 +156,29 @@ def search_request(query: str, user_id: Optional[str], limit: int = 10, filters:
     return body
 
 
+def add_call(messages: Any, user_id: Optional[str] = None, session_id: str = "default", role: str = "user",
+             metadata: Optional[Mapping[str, Any]] = None, timestamp: Timestamp = None,
+             request_id: Optional[str] = None) -> Tuple[Mapping[str, Any], bool]:
+    """The body add() sends, and whether its answer is read as an AddResult (False: `messages` is
+    an Add body, sent as it is and answered with the contract's dict; no other argument is taken)."""
+    if isinstance(messages, Mapping):
+        _body_alone("add", user_id=user_id is None, session_id=session_id == "default", role=role == "user",
+                    metadata=metadata is None, timestamp=timestamp is None, request_id=request_id is None)
+        return messages, False
+    return add_request(messages, user_id, session_id, role, metadata, timestamp, request_id), True
+
+
+def search_call(query: Any, user_id: Optional[str] = None, limit: int = 10,
+                filters: Optional[Mapping[str, Any]] = None,
+                options: Optional[Sequence[str]] = None) -> Tuple[Mapping[str, Any], bool]:
+    """The body search() sends, and whether its answer is read as Hits (False: `query` is a Search body)."""
+    if isinstance(query, Mapping):
+        _body_alone("search", user_id=user_id is None, limit=limit == 10, filters=filters is None,
+                    options=options is None)
+        return query, False
+    return search_request(query, user_id, limit, filters, options), True
+
+
 def list_limit(limit: Optional[int]) -> Optional[int]:
     """How many messages list() returns at most (None: all); InvalidField naming `limit` otherwise."""
     if limit is not None and (type(limit) is not int or limit < 1):
@@ -157,116 +189,6 @@ def list_limit(limit: Optional[int]) -> Optional[int]:
 def page_size(limit: Optional[int], got: int) -> int:
     """The size of list()'s next page: what is still wanted, at most a page's maximum."""
     return MAX_PAGE if limit is None else min(MAX_PAGE, limit - got)
-
-
-# -- the results ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AddResult:
-    """What an Add did. `stored` False: this request_id was stored before and nothing was written
-    (`body_differs` True: that earlier Add's body differed, and this one's content was NOT stored).
-    `dated_on_receipt`: how many messages had no timestamp and were dated when the Add arrived.
-    `ignored_fields`: fields a server ignored (only over HTTP; the Python call refuses them)."""
-
-    request_id: str
-    user_id: str
-    session_id: str
-    stored: bool
-    dated_on_receipt: int
-    body_differs: bool
-    ignored_fields: Tuple[str, ...]
-    raw: Dict[str, Any] = field(repr=False, compare=False, hash=False)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "AddResult":
-        # .get with defaults: a server older than these fields says nothing of them.
-        return cls(d["request_id"], d["user_id"], d["session_id"], bool(d.get("stored", True)),
-                   int(d.get("dated_on_receipt", 0)), bool(d.get("body_differs", False)),
-                   tuple(d.get("ignored_fields", ())), dict(d))
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One search result: a view (a message, a window or a segment of a session) with its
-    provenance: the ids of the stored messages it is made of, and the signals that ranked it."""
-
-    id: str
-    content: str
-    score: float
-    created_at: Optional[str]
-    view: str
-    source_message_ids: Tuple[str, ...]
-    session_id: str
-    role: Optional[str]
-    signals: Dict[str, Any] = field(hash=False)
-    metadata: Dict[str, Any] = field(hash=False)
-    raw: Dict[str, Any] = field(repr=False, compare=False, hash=False)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Hit":
-        return cls(d["id"], d["content"], d["score"], d.get("created_at"), d.get("view", ""),
-                   tuple(d.get("source_message_ids", ())), d.get("session_id", ""), d.get("role"),
-                   dict(d.get("signals") or {}), dict(d.get("metadata") or {}), dict(d))
-
-
-@dataclass(frozen=True)
-class StoredMessage:
-    """A message as stored, verbatim, with its public id, position in its session and times
-    (`dated_on_receipt` True: it came without a timestamp and is dated when its Add arrived)."""
-
-    id: str
-    user_id: str
-    session_id: str
-    position: int
-    role: str
-    content: str
-    timestamp: Optional[int]
-    created_at: Optional[str]
-    request_id: str
-    metadata: Dict[str, Any] = field(hash=False)
-    dated_on_receipt: bool
-    raw: Dict[str, Any] = field(repr=False, compare=False, hash=False)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "StoredMessage":
-        return cls(d["id"], d["user_id"], d["session_id"], d["position"], d["role"], d["content"],
-                   d.get("timestamp"), d.get("created_at"), d.get("request_id", ""), dict(d.get("metadata") or {}),
-                   bool(d.get("dated_on_receipt", False)), dict(d))
-
-
-@dataclass(frozen=True)
-class Session:
-    """A session of a user: how many messages it holds, its first and last times."""
-
-    session_id: str
-    messages: int
-    first_at: Optional[str]
-    last_at: Optional[str]
-    raw: Dict[str, Any] = field(repr=False, compare=False, hash=False)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Session":
-        return cls(d["session_id"], d["messages"], d.get("first_at"), d.get("last_at"), dict(d))
-
-
-@dataclass(frozen=True)
-class User:
-    """A user held: how many sessions and messages."""
-
-    user_id: str
-    sessions: int
-    messages: int
-    raw: Dict[str, Any] = field(repr=False, compare=False, hash=False)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "User":
-        return cls(d["user_id"], d["sessions"], d["messages"], dict(d))
-
-
-def hits(response: Mapping[str, Any]) -> List[Hit]:
-    """The Hits of a Search response."""
-    return [Hit.from_dict(item) for item in response["data"]]
 
 
 # -- the mixin --------------------------------------------------------------------------
@@ -318,12 +240,9 @@ class MemoryAPI:
             (derived_request_id()), so the same add() retried stores nothing (`stored` False). To
             store the same text twice on purpose, give each its own `timestamp` or `request_id`.
         """
-        if isinstance(messages, Mapping):
-            _body_alone("add", user_id=user_id is None, session_id=session_id == "default", role=role == "user",
-                        metadata=metadata is None, timestamp=timestamp is None, request_id=request_id is None)
-            return self.add_body(messages)
-        body = add_request(messages, user_id, session_id, role, metadata, timestamp, request_id)
-        return AddResult.from_dict(self.add_body(body))
+        body, typed = add_call(messages, user_id, session_id, role, metadata, timestamp, request_id)
+        answer = self.add_body(body)
+        return AddResult.from_dict(answer) if typed else answer
 
     @overload
     def search(self, query: Mapping[str, Any]) -> Dict[str, Any]: ...
@@ -341,15 +260,13 @@ class MemoryAPI:
         filters: {"session_id", "since", "until", "role", "metadata": {key: value}}, each optional.
         options: a multiple-choice question's answer options (they steer the evidence sought).
         """
-        if isinstance(query, Mapping):
-            _body_alone("search", user_id=user_id is None, limit=limit == 10, filters=filters is None,
-                        options=options is None)
-            return self.search_body(query)
-        return hits(self.search_body(search_request(query, user_id, limit, filters, options)))
+        body, typed = search_call(query, user_id, limit, filters, options)
+        answer = self.search_body(body)
+        return hits(answer) if typed else answer
 
     def get(self, message_id: str, *, user_id: Optional[str] = None) -> StoredMessage:
         """One stored message of the user by its id; NotFound if the user has no such message."""
-        return StoredMessage.from_dict(self.get_message(_required(user_id, "user_id", "get"), message_id))
+        return StoredMessage.from_dict(self.get_message(required(user_id, "user_id", "get"), message_id))
 
     def list(self, *, user_id: Optional[str] = None, session_id: Optional[str] = None, since: Any = None,
              until: Any = None, metadata: Optional[Mapping[str, Any]] = None, limit: Optional[int] = 100,
@@ -360,7 +277,7 @@ class MemoryAPI:
         to `until` (exclusive), ISO-8601 or Unix ms; metadata: only those whose metadata has
         each of these keys with an equal value; limit: at most this many (None: all).
         """
-        user_id, limit = _required(user_id, "user_id", "list"), list_limit(limit)
+        user_id, limit = required(user_id, "user_id", "list"), list_limit(limit)
         extra = {} if metadata is None else {"metadata": metadata}
         out: List[StoredMessage] = []
         cursor = None
@@ -383,7 +300,7 @@ class MemoryAPI:
     def delete(self, message_id: str, *, user_id: Optional[str] = None) -> bool:
         """Forget one message as completely as a session delete forgets a session; False if there
         was no such message. The user's other messages keep their ids."""
-        return bool(self.delete_message(_required(user_id, "user_id", "delete"), message_id)["deleted"])
+        return bool(self.delete_message(required(user_id, "user_id", "delete"), message_id)["deleted"])
 
     def __enter__(self: S) -> S:
         return self
