@@ -1,13 +1,28 @@
-"""Client: a flowmem server's API as Memory's methods, over HTTP with urllib (standard library only).
+"""Client: a flowmem server's API as Memory's methods, over HTTP with http.client (standard library only).
 
-`Client(endpoint, api_key)` has the calls Memory has (add, search, health, list_users,
-list_sessions, list_messages, get_message, delete_session, delete_user, export,
-import_records) with the same arguments and the same return shapes, so code written
-against a Memory works against a server. An error the server answers is raised as the
-FlowmemError subclass of its status (422 InvalidField, 404 NotFound, 429 Overloaded,
-...) carrying the server's reason (and Retry-After or Allow where sent); a server that
-cannot be reached, or answers with something that is not flowmem's, is Unavailable.
-Nothing is retried: a 429 or 503 is the caller's to retry (an Add is idempotent).
+`Client(endpoint, api_key)` has the calls Memory has: the dict-level ones (add_body,
+search_body, health, list_users, list_sessions, list_messages, get_message,
+delete_message, delete_session, delete_user, export, import_records) with the same
+arguments and the same return shapes, and the keyword calls with typed results that
+both inherit from sdk.MemoryAPI (add, search, get, list, sessions, users, delete, `with`),
+so code written against a Memory works against a server. An error the server answers is
+raised as the FlowmemError subclass of its status (422 InvalidField, 404 NotFound, 429
+Overloaded, ...) carrying the server's reason (and Retry-After or Allow where sent); a
+server that cannot be reached, or answers with something that is not flowmem's, is
+Unavailable.
+
+Each thread keeps one connection alive (HTTP/1.1 keep-alive) and reuses it. A kept
+connection the server closed while it was idle (its keep-alive timeout) fails before
+any answer: that request is sent once more on a new connection, which is safe since the
+server never read it. close() (or leaving `with Client(...)`) closes the connections.
+
+Retries are bounded and honest: a 429 (too many requests in flight) or a 503 (busy;
+nothing was written) is sent again at most `retries` times (default 2, 0: never), each
+after the Retry-After the server named, and only when that is at most `max_retry_wait`
+seconds (never sooner than asked; a longer wait is the caller's). Every Add, Search and
+management call is safe to send again: an Add is idempotent by its request_id. No other
+status is retried (a 507 waits for disk space, a 4xx would fail again), and when the
+retries are spent the last answer's error is raised with the server's reason.
 
 Ids in paths are percent-encoded whole (a `/` in an id is sent as %2F), except the ids
 `.` and `..`: browsers, curl and proxies remove such dot segments (RFC 3986 5.2.4), so
@@ -30,146 +45,145 @@ idempotent).
 from __future__ import annotations
 
 import functools
+import http.client
 import json
 import re
-import socket
-import urllib.error
+import threading
+import time
 import urllib.parse
-import urllib.request
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Type
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Set, Tuple
 
-from . import errors, paging
-from .decoding import decode_json
-from .errors import FlowmemError, InvalidField, MethodNotAllowed, RetryLater, Unavailable
+from . import paging
+from .errors import FlowmemError, InvalidField, Unavailable
+from .sdk import MemoryAPI
+from .wire import (
+    answer_error,
+    body_bytes,
+    decoded,
+    invalid_field,
+    metadata_query,
+    request_headers,
+    resource,
+    retry_wait,
+    target,
+)
 
 DEFAULT_BODY_LIMIT = 8 * 1024 * 1024  # the server's default max_body_bytes
-_ERRORS: Dict[int, Type[FlowmemError]] = {
-    400: errors.BadRequest, 401: errors.Unauthorized, 403: errors.Forbidden, 404: errors.NotFound,
-    408: errors.RequestTimeout, 413: errors.PayloadTooLarge, 415: errors.UnsupportedMediaType,
-    421: errors.MisdirectedRequest, 431: errors.HeadersTooLarge, 429: errors.Overloaded,
-    503: errors.Unavailable, 507: errors.StorageFull}
 _RECORD_INDEX = re.compile(r"^records\[(\d+)\]")
-DOT_SEGMENTS = (".", "..")
 
 
-def _q(value: str) -> str:
-    return urllib.parse.quote(value, safe="")
-
-
-def _path(template: str, query: Optional[Mapping[str, Any]] = None, **ids: str) -> Tuple[str, Dict[str, Any]]:
-    """`template`'s path (`/users/{user_id}/sessions/{session_id}`) with `ids` percent-encoded in it,
-    and the query with `query`'s parameters; an id `.` or `..` leaves its segment empty and goes in
-    the query under its own name instead (the module docstring says why)."""
-    out = dict(query or {})
-    path = template
-    for name, value in ids.items():
-        if value in DOT_SEGMENTS:
-            out[name] = value
-            value = ""
-        path = path.replace("{%s}" % name, _q(value))
-    return path, out
-
-
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    """Every 3xx is answered as the HTTPError it is, never followed (the module docstring says why)."""
-
-    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
-        return None
-
-
-def invalid_field(reason: str) -> InvalidField:
-    """The InvalidField of a 422's reason (`field problem`), its reason exactly as sent."""
-    field, _, problem = reason.partition(" ")
-    error = InvalidField(field, problem)
-    error.reason, error.args = reason, (reason,)
-    return error
-
-
-def error_for(status: int, reason: str, headers: Any) -> FlowmemError:
-    """The FlowmemError a response of `status` with `reason` stands for; `headers`: the response's (`.get`)."""
-    if status == 422:
-        return invalid_field(reason)
-    if status == 405:
-        return MethodNotAllowed(reason, allow=headers.get("Allow", ""))
-    kind = _ERRORS.get(status, FlowmemError)
-    if issubclass(kind, RetryLater):
-        retry = headers.get("Retry-After", "1")
-        # ASCII digits only, and few: int() refuses "²" (which isdigit() takes) and raises past 4,300 digits.
-        return kind(reason, retry_after=int(retry) if retry.isascii() and retry.isdigit() and len(retry) <= 9 else 1)
-    error = kind(reason)
-    if kind is FlowmemError:
-        error.status = status
-    return error
-
-
-class Client:
+class Client(MemoryAPI):
     """A flowmem server, called as a Memory is."""
 
     export_page_size = 500  # Add bodies export() asks for at a time
 
     def __init__(self, endpoint: str, api_key: Optional[str] = None, timeout: float = 60.0,
-                 max_body_bytes: int = DEFAULT_BODY_LIMIT):
+                 max_body_bytes: int = DEFAULT_BODY_LIMIT, retries: int = 2, max_retry_wait: float = 10.0):
         """`endpoint`: the server's base URL (`http://127.0.0.1:8000`); `timeout`: seconds per request;
-        `max_body_bytes`: the server's body limit, which import batches stay under."""
+        `max_body_bytes`: the server's body limit, which import batches stay under; `retries`: how many
+        times a 429 or 503 is sent again (0: never), each after the Retry-After the server gave when
+        that is at most `max_retry_wait` seconds (a longer one is raised at once)."""
         self.endpoint = endpoint.rstrip("/")
         self.api_key = api_key
         self.timeout = timeout
         self.max_body_bytes = max_body_bytes
-        self._opener = urllib.request.build_opener(_NoRedirects)
+        self.retries = retries
+        self.max_retry_wait = max_retry_wait
+        self._parts = urllib.parse.urlsplit(self.endpoint)
+        self._local = threading.local()  # this thread's connection: http.client's are not thread-safe
+        self._open: Set[http.client.HTTPConnection] = set()
+        self._lock = threading.Lock()
 
     def request(self, method: str, path: str, body: Any = None, query: Optional[Mapping[str, Any]] = None) -> Any:
-        """One call: the decoded JSON answer, or the answer's FlowmemError raised."""
-        if query:
-            pairs = [(k, v) for k, v in query.items() if v is not None]
-            path += "?" + urllib.parse.urlencode(pairs) if pairs else ""
-        data = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
-        headers = {"Accept": "application/json"}
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-        if self.api_key:
-            headers["Authorization"] = "Bearer " + self.api_key
-        request = urllib.request.Request(self.endpoint + path, data=data, method=method, headers=headers)
-        try:
-            with self._opener.open(request, timeout=self.timeout) as response:
-                return decode_json(response.read().decode("utf-8"))
-        except urllib.error.HTTPError as e:
-            raise (self._redirected(e, method, path) if 300 <= e.code < 400 else self._error(e)) from None
-        except (urllib.error.URLError, OSError, socket.timeout) as e:
-            raise Unavailable("cannot reach flowmem at %s: %s" % (self.endpoint, getattr(e, "reason", e))) from e
-        except ValueError as e:
-            raise Unavailable("%s answered %s %s with something not JSON" % (self.endpoint, method, path)) from e
+        """One call: the decoded JSON answer, or the answer's FlowmemError raised (a 429 or 503 first
+        sent again as the constructor's `retries` and `max_retry_wait` say)."""
+        path = target("", path, query)
+        data, headers = body_bytes(body), request_headers(self.api_key, body is not None)
+        attempt = 0
+        while True:
+            status, phrase, answer_headers, payload = self._exchange(method, self._parts.path + path, data, headers)
+            if 200 <= status < 300:
+                return decoded(self.endpoint, method, path, payload)
+            error = answer_error(self.endpoint, method, path, status, phrase, answer_headers, payload)
+            wait = retry_wait(error, attempt, self.retries, self.max_retry_wait)
+            if wait is None:
+                raise error
+            time.sleep(wait)
+            attempt += 1
 
-    def _error(self, e: urllib.error.HTTPError) -> FlowmemError:
-        detail: Dict[str, Any] = {}
-        try:
-            detail = decode_json(e.read().decode("utf-8"))["detail"]
-            reason = detail["reason"]
-        except (ValueError, KeyError, TypeError, OSError):
-            reason = "HTTP %d from %s" % (e.code, self.endpoint)
-        finally:
-            e.close()
-        error = error_for(e.code, str(reason), e.headers)
-        stored = detail.get("records_stored") if isinstance(detail, dict) else None
-        if type(stored) is int:  # an import refused partway: as errors.partly_stored() made it on the server
-            error.detail = {"records_stored": stored}  # type: ignore[attr-defined]
-        return error
+    def _exchange(self, method: str, path: str, data: Optional[bytes],
+                  headers: Dict[str, str]) -> Tuple[int, str, Any, bytes]:
+        """(status, reason phrase, headers, body) of one request, on this thread's kept-alive connection.
+        A connection that served a request before and fails before answering was closed by the server
+        while idle (its keep-alive timeout): the request is sent once more, on a new connection."""
+        for again in (False, True):
+            conn, reused = self._connection()
+            try:
+                try:
+                    conn.request(method, path, body=data, headers=headers)
+                    response = conn.getresponse()
+                except ConnectionError:  # reset, broken pipe, or closed with no status line sent
+                    if reused and not again:
+                        self._drop(conn)
+                        continue
+                    raise
+                payload = response.read()  # a failure from here on is not retried: the server answered
+            except (OSError, http.client.HTTPException) as e:  # refused, timed out, not HTTP
+                self._drop(conn)
+                raise self._unreachable(e) from e
+            self._local.used = True
+            if response.will_close:
+                self._drop(conn)
+            return response.status, response.reason, response.msg, payload
+        raise AssertionError("unreachable")  # the loop returns or raises
 
-    def _redirected(self, e: urllib.error.HTTPError, method: str, path: str) -> FlowmemError:
-        """The error of a 3xx answer, which Client never follows (the module docstring says why)."""
-        location = e.headers.get("Location") or "(no Location header)"
-        e.close()
-        error = FlowmemError("%s answered %s %s with %d %s to %s; Client follows no redirect (it would send "
-                             "the API key and the request there): set the endpoint to the server itself"
-                             % (self.endpoint, method, path.split("?", 1)[0], e.code, e.reason, location[:300]))
-        error.status = e.code
-        return error
+    def _unreachable(self, e: BaseException) -> Unavailable:
+        return Unavailable("cannot reach flowmem at %s: %s" % (self.endpoint, e))
+
+    def _connection(self) -> Tuple[http.client.HTTPConnection, bool]:
+        """This thread's connection and whether it served a request before (a new one if none)."""
+        conn: Optional[http.client.HTTPConnection] = getattr(self._local, "conn", None)
+        with self._lock:
+            kept = conn is not None and conn in self._open  # not if close() closed it since
+        if conn is not None and kept:
+            return conn, self._local.used
+        parts = self._parts
+        kinds = {"http": http.client.HTTPConnection, "https": http.client.HTTPSConnection}
+        if parts.scheme not in kinds or not parts.hostname:
+            raise Unavailable("cannot reach flowmem at %s: not an http:// or https:// URL" % self.endpoint)
+        conn = kinds[parts.scheme](parts.hostname, parts.port, timeout=self.timeout)
+        self._local.conn, self._local.used = conn, False
+        with self._lock:
+            self._open.add(conn)
+        return conn, False
+
+    def _drop(self, conn: http.client.HTTPConnection) -> None:
+        conn.close()
+        self._local.conn = None
+        with self._lock:
+            self._open.discard(conn)
+
+    def close(self) -> None:
+        """Close the kept-alive connections (of every thread); a later call opens a new one."""
+        with self._lock:
+            conns, self._open = list(self._open), set()
+        for conn in conns:
+            conn.close()
+        self._local.conn = None
+
+    def __del__(self) -> None:
+        # A Client dropped without close() closes its sockets now, not whenever they are collected.
+        if getattr(self, "_open", None):
+            self.close()
 
     # -- the contract --------------------------------------------------------------
 
-    def add(self, body: Mapping[str, Any]) -> Dict[str, Any]:
+    def add_body(self, body: Mapping[str, Any]) -> Dict[str, Any]:
+        """POST /add: the Add body as it is (the server names the fields it ignored)."""
         return self.request("POST", "/add", body)
 
-    def search(self, body: Mapping[str, Any]) -> Dict[str, Any]:
+    def search_body(self, body: Mapping[str, Any]) -> Dict[str, Any]:
+        """POST /search: the Search body as it is."""
         return self.request("POST", "/search", body)
 
     def health(self) -> Dict[str, Any]:
@@ -181,30 +195,35 @@ class Client:
         return self.request("GET", "/users", query={"limit": limit, "cursor": cursor})
 
     def list_sessions(self, user_id: str, limit: int = 50, cursor: Optional[str] = None) -> Dict[str, Any]:
-        path, query = _path("/users/{user_id}/sessions", {"limit": limit, "cursor": cursor}, user_id=user_id)
+        path, query = resource("/users/{user_id}/sessions", {"limit": limit, "cursor": cursor}, user_id=user_id)
         return self.request("GET", path, query=query)
 
     def list_messages(self, user_id: str, session_id: Optional[str] = None, since: Any = None, until: Any = None,
-                      limit: int = 50, cursor: Optional[str] = None, order: str = "asc") -> Dict[str, Any]:
-        path, query = _path("/users/{user_id}/messages", {
+                      limit: int = 50, cursor: Optional[str] = None, order: str = "asc",
+                      metadata: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+        path, query = resource("/users/{user_id}/messages", {
             "session_id": session_id, "since": since, "until": until, "limit": limit, "cursor": cursor,
-            "order": order}, user_id=user_id)
+            "order": order, "metadata": metadata_query(metadata)}, user_id=user_id)
         return self.request("GET", path, query=query)
 
     def get_message(self, user_id: str, message_id: str) -> Dict[str, Any]:
-        path, query = _path("/users/{user_id}/messages/{message_id}", user_id=user_id, message_id=message_id)
+        path, query = resource("/users/{user_id}/messages/{message_id}", user_id=user_id, message_id=message_id)
         return self.request("GET", path, query=query)
 
+    def delete_message(self, user_id: str, message_id: str) -> Dict[str, Any]:
+        path, query = resource("/users/{user_id}/messages/{message_id}", user_id=user_id, message_id=message_id)
+        return self.request("DELETE", path, query=query)
+
     def delete_session(self, user_id: str, session_id: str) -> Dict[str, Any]:
-        path, query = _path("/users/{user_id}/sessions/{session_id}", user_id=user_id, session_id=session_id)
+        path, query = resource("/users/{user_id}/sessions/{session_id}", user_id=user_id, session_id=session_id)
         return self.request("DELETE", path, query=query)
 
     def delete_user(self, user_id: str) -> Dict[str, Any]:
-        path, query = _path("/users/{user_id}", user_id=user_id)
+        path, query = resource("/users/{user_id}", user_id=user_id)
         return self.request("DELETE", path, query=query)
 
     def export_page(self, user_id: str, limit: int = 100, cursor: Optional[str] = None) -> Dict[str, Any]:
-        path, query = _path("/users/{user_id}/export", {"limit": limit, "cursor": cursor}, user_id=user_id)
+        path, query = resource("/users/{user_id}/export", {"limit": limit, "cursor": cursor}, user_id=user_id)
         return self.request("GET", path, query=query)
 
     def export(self, user_id: Optional[str] = None) -> Iterator[Dict[str, Any]]:
@@ -227,7 +246,7 @@ class Client:
         total = len(records) if isinstance(records, (list, tuple)) else None
         counts = {"requests": 0, "stored": 0, "already_stored": 0, "messages": 0}
         for user_id, first, batch in self._batches(records):
-            path, query = _path("/users/{user_id}/import", user_id=user_id)
+            path, query = resource("/users/{user_id}/import", user_id=user_id)
             try:
                 result = self.request("POST", path, {"records": batch}, query=query)
             except InvalidField as e:

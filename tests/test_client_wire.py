@@ -110,7 +110,7 @@ class HostileAnswersTest(unittest.TestCase):
                 node = Recorder("127.0.0.1", lambda r, h, answer=answer: answer)
                 self.addCleanup(node.close)
                 with self.assertRaises(FlowmemError) as caught:
-                    Client(node.origin, timeout=10).health()
+                    Client(node.origin, timeout=10, retries=0).health()  # a 429's retries: test_client_sdk.py
                 self.assertLess(len(caught.exception.reason), 300)
 
 
@@ -218,7 +218,7 @@ class ImportStoppedTest(unittest.TestCase):
         self.addCleanup(node.close)
         records = [add_body("a", "s", ["Alice: 0"], "a0"), add_body("b", "s", ["Bob: 0"], "b0")]
         with self.assertRaises(FlowmemError) as caught:
-            Client(node.origin, timeout=10).import_records(records)
+            Client(node.origin, timeout=10, retries=0).import_records(records)
         self.assertEqual(caught.exception.detail, {"records_stored": 1})  # type: ignore[attr-defined]
         self.assertIn("records[0] is stored; whether records[1] was, the server did not say", caught.exception.reason)
 
