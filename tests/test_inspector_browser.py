@@ -1,145 +1,45 @@
 """The inspector page (flowmem/http/inspector.html) in a real headless Chromium, against a real server.
 
-The browser is Debian's `chromium`, driven by `chromedriver` through the W3C WebDriver
-HTTP protocol, spoken here with urllib (standard library only). The page is loaded from
-flowmem's own `GET /` under its Content-Security-Policy, with an API key set, so the
-page's own requests pass the same key, Host and Origin checks any client's do. Without
-the two programs the test is skipped (failed under CI: tests/components.py).
+The browser is Debian's `chromium`, driven by `chromedriver` (tests/browser.py). The page
+is loaded from flowmem's own `GET /` under its Content-Security-Policy, with an API key
+set, so the page's own requests pass the same key, Host and Origin checks any client's
+do; one server without a key shows what the page does when none is needed. Without the
+two programs the test is skipped (failed under CI: tests/components.py).
 """
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import subprocess
+import re
 import tempfile
-import time
 import unittest
-import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Callable, Dict, List, Optional
+from typing import List, Optional, Tuple
 
 from flowmem.client import Client
+from flowmem.retrieval.fallback import FALLBACK
+from flowmem.retrieval.pipeline import STATE_UPDATE
+from flowmem.retrieval.signals import SIGNAL_NAMES
+from tests.browser import WebDriver, texts
 from tests.components import program
 from tests.helpers import add_body
-from tests.server import ServerProcess, free_port
+from tests.server import ServerProcess
 
 KEY = "inspector-test-key"
-ELEMENT = "element-6066-11e4-a52e-4f735466cecf"  # the W3C key of an element reference
 HOSTILE = ['<script>window.__pwned=1</script>', '<img src=x onerror="window.__pwned=2">']
 ODD_USER = "team/ana lee%"  # a user id that must be percent-encoded in a path
 DOTS = "dots"  # a user whose sessions are named ".", "..", "..." and "plain"
 
 
-class WebDriverError(AssertionError):
-    pass
+class BrowserTestCase(unittest.TestCase):
+    def browse(self, phone: Optional[Tuple[int, int]] = None) -> WebDriver:
+        """A fresh browser (no storage) for this test, closed after it; `phone`: a phone's screen size."""
+        browser = WebDriver(program(self, "chromedriver"), program(self, "chromium"), phone)
+        self.addCleanup(browser.quit)
+        return browser
 
 
-class WebDriver:
-    """A chromedriver child process and one headless Chromium session, over plain HTTP."""
-
-    def __init__(self, chromedriver: str, chromium: str):
-        self.profile = tempfile.mkdtemp(prefix="flowmem-chromium-")
-        port = free_port()
-        self.log = open(os.path.join(self.profile, "chromedriver.log"), "w+")
-        self.proc = subprocess.Popen([chromedriver, "--port=%d" % port], stdout=self.log, stderr=subprocess.STDOUT)
-        self.base = "http://127.0.0.1:%d" % port
-        self.session = ""
-        try:
-            self._wait_ready()
-            options = {"binary": chromium, "args": [
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage",  # containers often have a small /dev/shm
-                "--user-data-dir=" + os.path.join(self.profile, "profile")]}
-            # "ignore": a confirm() stays open until the test accepts or dismisses it.
-            caps = {"browserName": "chrome", "goog:chromeOptions": options, "unhandledPromptBehavior": "ignore"}
-            self.session = self._call("POST", "/session", {"capabilities": {"alwaysMatch": caps}})["sessionId"]
-        except BaseException:
-            self.quit()
-            raise
-
-    def _wait_ready(self) -> None:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if self._call("GET", "/status")["ready"]:
-                    return
-            except (OSError, WebDriverError):
-                pass
-            time.sleep(0.1)
-        raise WebDriverError("chromedriver never became ready")
-
-    def _call(self, method: str, path: str, body: Optional[Dict[str, Any]] = None) -> Any:
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.base + path, data=data, method=method,
-                                         headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                return json.loads(response.read())["value"]
-        except urllib.error.HTTPError as e:
-            value = json.loads(e.read() or b"{}").get("value", {})
-            raise WebDriverError("%s %s: %s: %s" % (method, path, value.get("error"),
-                                                    (value.get("message") or "").splitlines()[:1])) from None
-
-    def command(self, method: str, path: str, body: Optional[Dict[str, Any]] = None) -> Any:
-        """A command of this session: `path` is what follows /session/{id}."""
-        return self._call(method, "/session/%s%s" % (self.session, path), body)
-
-    def get(self, url: str) -> None:
-        self.command("POST", "/url", {"url": url})
-
-    def find(self, css: str) -> str:
-        return self.command("POST", "/element", {"using": "css selector", "value": css})[ELEMENT]
-
-    def click(self, css: str) -> None:
-        self.command("POST", "/element/%s/click" % self.find(css), {})
-
-    def type(self, css: str, text: str) -> None:
-        element = self.find(css)
-        self.command("POST", "/element/%s/clear" % element, {})
-        self.command("POST", "/element/%s/value" % element, {"text": text})
-
-    def text(self, css: str) -> str:
-        return self.command("GET", "/element/%s/text" % self.find(css))
-
-    def script(self, source: str, *args: Any) -> Any:
-        return self.command("POST", "/execute/sync", {"script": source, "args": list(args)})
-
-    def wait(self, what: str, check: Callable[[], Any], timeout: float = 10.0) -> Any:
-        """Poll `check` until it returns something true; fail naming `what` after `timeout` seconds."""
-        deadline = time.monotonic() + timeout
-        while True:
-            result = check()
-            if result:
-                return result
-            if time.monotonic() > deadline:
-                raise WebDriverError("timed out waiting for %s (page error: %r)" % (what, self.error_text()))
-            time.sleep(0.05)
-
-    def error_text(self) -> str:
-        try:
-            return self.script("return document.getElementById('error').textContent")
-        except WebDriverError as e:
-            return str(e)
-
-    def quit(self) -> None:
-        try:
-            if self.session:
-                self._call("DELETE", "/session/" + self.session)
-        finally:
-            self.proc.kill()
-            self.proc.wait(10)
-            self.log.close()
-            shutil.rmtree(self.profile, ignore_errors=True)
-
-
-def texts(browser: WebDriver, css: str) -> List[str]:
-    return browser.script("return Array.from(document.querySelectorAll(arguments[0]), e => e.textContent)", css)
-
-
-class InspectorInBrowserTest(unittest.TestCase):
+class InspectorInBrowserTest(BrowserTestCase):
     @classmethod
     def setUpClass(cls) -> None:
         cls.tmp = tempfile.TemporaryDirectory(prefix="flowmem-inspector-")
@@ -159,21 +59,18 @@ class InspectorInBrowserTest(unittest.TestCase):
         for session in (".", "..", "plain", "..."):
             cls.api.add(add_body(DOTS, session, ["Dot: the note of session " + session]))
         cls.api.add(add_body("..", "s", ["Dot: the note of user dot dot"]))
+        # Long words and ids, which a phone's screen must wrap rather than scroll sideways to.
+        cls.api.add(add_body("wide", "a-session-id-long-enough-to-be-wider-than-a-phone-screen-on-its-own",
+                             ["Wes: https://example.org/" + "a-long-path-segment/" * 12, "Ana: " + "x" * 200]))
 
     @classmethod
     def tearDownClass(cls) -> None:
         cls.server.stop()
         cls.tmp.cleanup()
 
-    def browse(self) -> WebDriver:
-        """A fresh browser (no storage) for this test, closed after it."""
-        browser = WebDriver(program(self, "chromedriver"), program(self, "chromium"))
-        self.addCleanup(browser.quit)
-        return browser
-
-    def open_user(self, user: str) -> WebDriver:
+    def open_user(self, user: str, phone: Optional[Tuple[int, int]] = None) -> WebDriver:
         """A browser on the page from flowmem's `/`, with the key typed, the users listed and `user` picked."""
-        b = self.browse()
+        b = self.browse(phone)
         b.get(self.server.endpoint + "/")
         b.type("#key", KEY)
         b.click("#users-load")
@@ -205,7 +102,7 @@ class InspectorInBrowserTest(unittest.TestCase):
         contents = self.search(b, "pottery workshop")
         self.assertIn("Dana: I went to a pottery workshop yesterday", contents[0])
         item = texts(b, "#results li.result")[0]
-        for field in ("score ", "message", "2023-05-08T", "user", "session s1", "signals {", "sources: m-"):
+        for field in ("score ", "message", "2023-05-08T", "user", "session s1", "signals ", "bm25 #1", "sources: m-"):
             self.assertIn(field, item)
         contents = self.search(b, "Mallory script pwned onerror")
         for hostile in HOSTILE:
@@ -318,14 +215,139 @@ class InspectorInBrowserTest(unittest.TestCase):
                             "document.body.appendChild(s); return window.__injected === 1")
         self.assertFalse(injected)
 
-    def test_a_wrong_key_shows_the_servers_reason(self):
+    def test_a_wrong_key_shows_the_servers_reason_and_says_to_type_the_key_above(self):
         b = self.browse()
         b.get(self.server.endpoint + "/ui")
+        # Before any key is typed the page has asked for the users already, and says what to do.
+        b.wait("the page's hint", lambda: "type the key above" in b.text("#status"))
+        self.assertEqual(b.error_text(), "")
         b.type("#key", "not-the-key")
         b.click("#users-load")
         error = b.wait("an error", lambda: b.text("#error"))
         self.assertIn("401", error)
         self.assertIn("missing or wrong API key", error)
+        self.assertIn("type the key above", error)
+        self.assertNotIn("Authorization", error)  # the server's words for HTTP clients, not for this page
+
+    def test_a_failure_empties_the_status_line_and_the_next_success_clears_the_error(self):
+        b = self.open_user("alice")
+        b.type("#q", "pottery")
+        b.type("#f-since", "yesterday")
+        b.click("#search-run")
+        b.wait("the server's reason", lambda: b.text("#error"))
+        self.assertIn("422: filters.since", b.text("#error"))
+        self.assertEqual(b.script("return document.getElementById('status').textContent"), "")  # not "searching"
+        b.type("#f-since", "2023-05-01")
+        b.click("#search-run")
+        b.wait("the items", lambda: re.fullmatch(r"\d+ items", b.text("#status")))
+        self.assertEqual(b.error_text(), "")
+
+    def test_the_picked_session_is_highlighted_until_all_sessions_are_browsed(self):
+        b = self.open_user("alice")
+        self.assertEqual(texts(b, "#sessions li.picked"), [])
+        index = texts(b, "#sessions button.link[data-session-id]").index("hostile")
+        b.click("#sessions li:nth-child(%d) button.link" % (index + 1))
+        b.wait("session hostile alone", lambda: len(texts(b, "#messages li")) == 2)
+        picked = b.script("return Array.from(document.querySelectorAll('#sessions li.picked[aria-current]'),"
+                          " li => li.querySelector('button.link').textContent)")
+        self.assertEqual(picked, ["hostile"])
+        b.click("#messages-all")
+        b.wait("every session's messages", lambda: len(texts(b, "#messages li")) == 5)
+        self.assertEqual(texts(b, "#sessions li.picked"), [])
+        self.assertEqual(len(texts(b, "#users li.picked")), 1)  # the user stays picked
+
+    def open_source(self, b: WebDriver) -> None:
+        b.click("#results a.source")
+        b.wait("the message box", lambda: b.script("return !document.getElementById('message-detail').hidden"))
+
+    def assert_no_message_box(self, b: WebDriver) -> None:
+        self.assertEqual(b.script("const d = document.getElementById('message-detail'); return [d.hidden, "
+                                  "d.textContent, document.querySelectorAll('#messages li.flash').length]"),
+                         [True, "", 0])
+
+    def test_the_message_box_is_emptied_when_another_search_session_or_user_is_chosen(self):
+        b = self.open_user("alice")
+        self.search(b, "blue bowl")
+        self.open_source(b)
+        self.search(b, "pottery workshop")
+        self.assert_no_message_box(b)
+        self.open_source(b)
+        index = texts(b, "#sessions button.link[data-session-id]").index("s1")
+        b.click("#sessions li:nth-child(%d) button.link" % (index + 1))
+        self.assert_no_message_box(b)
+        self.open_source(b)
+        b.type("#user-id", DOTS)
+        b.click("#user-open")
+        self.assert_no_message_box(b)
+
+    def test_scores_show_three_significant_digits_and_the_exact_score_in_their_title(self):
+        b = self.open_user("alice")
+        self.search(b, "pottery workshop")
+        shown = b.script("return Array.from(document.querySelectorAll('#results li.result .score'),"
+                         " e => [e.textContent, e.title])")
+        exact = [i["score"] for i in self.api.request("POST", "/search", {
+            "query": "pottery workshop", "user_id": "alice", "top_k": 10})["data"]]
+        self.assertEqual(len(shown), len(exact))
+        for (text, title), score in zip(shown, exact):
+            number = text[len("score "):]
+            self.assertLessEqual(len(re.sub(r"^[0.]+|\.", "", number)), 3, text)
+            self.assertAlmostEqual(float(number), score, delta=score * 0.005)
+            self.assertEqual(float(title[len("score "):]), score)
+
+    def test_every_signal_is_explained_in_words_in_the_legend_and_on_each_item(self):
+        b = self.open_user("alice")
+        legend = texts(b, "#signals-legend dt")
+        for name in SIGNAL_NAMES + (STATE_UPDATE, FALLBACK, "view", "score"):
+            self.assertIn(name, legend)
+        self.assertTrue(all(texts(b, "#signals-legend dd")))
+        self.search(b, "pottery workshop")
+        signals = b.script("return Array.from(document.querySelectorAll('#results .signal'), e => [e.textContent, "
+                           "e.title])")
+        self.assertIn("bm25", [text.split()[0] for text, _ in signals])
+        for text, title in signals:
+            self.assertRegex(text, r"^\w+ #\d+$")
+            self.assertIn("ranks %s under it (1 = best)" % text.split("#")[1], title)
+            self.assertNotIn("no words for", title)
+        self.search(b, "zebra xylophone")  # no word of it is in alice's memory: a fallback
+        fallback = b.script("return Array.from(document.querySelectorAll('#results .signal[data-signal=fallback]'),"
+                            " e => e.title)")
+        self.assertTrue(fallback)
+        self.assertIn("stand in", fallback[0])
+
+    def test_at_phone_width_nothing_is_wider_than_the_screen(self):
+        b = self.open_user("alice", phone=(390, 844))
+        width = "return [window.innerWidth, document.documentElement.scrollWidth]"
+        self.assertEqual(b.script(width), [390, 390])
+        self.search(b, "pottery workshop")
+        b.click("#signals-legend summary")
+        self.open_source(b)
+        b.type("#user-id", "wide")
+        b.click("#user-open")
+        b.wait("the wide user's messages", lambda: texts(b, "#messages li"))
+        self.assertEqual(b.script(width), [390, 390])
+
+
+class OpenServerInspectorTest(BrowserTestCase):
+    """A server without an API key: the page lists its users as it opens."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = tempfile.TemporaryDirectory(prefix="flowmem-inspector-open-")
+        cls.server = ServerProcess(os.path.join(cls.tmp.name, "flowmem.db"))
+        api = Client(cls.server.endpoint, timeout=20)
+        for user in ("ana", "ben"):
+            api.add(add_body(user, "s", ["%s: a note" % user.title()]))
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.server.stop()
+        cls.tmp.cleanup()
+
+    def test_the_users_are_listed_as_the_page_opens_with_no_click(self):
+        b = self.browse()
+        b.get(self.server.endpoint + "/")
+        b.wait("the user list", lambda: texts(b, "#users button[data-user-id]") == ["ana", "ben"])
+        self.assertEqual((b.text("#status"), b.error_text()), ("2 users", ""))
 
 
 if __name__ == "__main__":
