@@ -23,7 +23,7 @@ import sqlite3
 import time
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Union
 
-from . import __version__, paging, portable
+from . import __version__, db_path, paging, portable
 from .config import Config
 from .decoding import decode_json
 from .errors import FlowmemError, InvalidField, NotFound, StoreError, partly_stored
@@ -122,6 +122,7 @@ class Memory(MemoryAPI):
         self.clock = clock
         if not isinstance(config, Config):
             config = Config(db=os.fspath(config)).validate()
+        db_path.check(config.db, "the database path")
         self.config = config
         self.store = Store(config.db, settings=config.index_settings(), synchronous=config.synchronous,
                            cache_messages=config.cache_messages, cache_words=config.cache_words,
@@ -163,7 +164,7 @@ class Memory(MemoryAPI):
         unknown fields are refused with `strict`, otherwise named in `ignored_fields` (add_body())."""
         request = parse_search(body, self.config.top_k_cap, strict)
         with collector_paused(self.config.pause_gc):
-            answer = {"data": search(self.store, request.user_id, request.query, request.top_k, request.options,
+            answer: Dict[str, Any] = {"data": search(self.store, request.user_id, request.query, request.top_k, request.options,
                                      self._ranking, request.filters)}
         if request.ignored_fields:
             answer["ignored_fields"] = list(request.ignored_fields)

@@ -57,6 +57,7 @@ from .settings import (
     write_meta,
 )
 from .sqlite_errors import SQLITE_CANTOPEN, error_code
+from .writer import DeletedMessage, Stored
 
 T = TypeVar("T")
 
@@ -289,7 +290,7 @@ class Store:
             checkpointer.wrote.set()
 
     def add(self, user_id: str, session_id: str, request_id: str, messages: Sequence[NewMessage],
-            fingerprint: Optional[str] = None) -> writer.Stored:
+            fingerprint: Optional[str] = None) -> Stored:
         """Store one Add atomically, with the digest of its body `fingerprint`. Returns Stored(False, the
         first one's fingerprint), writing nothing, if the request was stored before.
 
@@ -311,7 +312,7 @@ class Store:
         return [stored.new for stored in self._add_all(adds, [None] * len(adds))]
 
     def _add_all(self, adds: Sequence[Tuple[str, str, str, Sequence[NewMessage]]],
-                 fingerprints: Sequence[Optional[str]]) -> List[writer.Stored]:
+                 fingerprints: Sequence[Optional[str]]) -> List[Stored]:
         settings = self.settings
         derived = self._derived(adds, settings)  # outside the lock
         with self._writing() as conn:
@@ -373,7 +374,7 @@ class Store:
         the number of messages removed, None if the user has no such session."""
         return self._delete(lambda conn: writer.delete_session(conn, user_id, session_id))
 
-    def delete_message(self, user_id: str, tag: str, number: int) -> Optional[writer.DeletedMessage]:
+    def delete_message(self, user_id: str, tag: str, number: int) -> Optional[DeletedMessage]:
         """Remove one message of a user as delete_session removes a session (writer.delete_message());
         None if the user has no such message."""
         return self._delete(lambda conn: writer.delete_message(conn, self.settings, user_id, tag, number))
