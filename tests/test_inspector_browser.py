@@ -59,6 +59,11 @@ class InspectorInBrowserTest(BrowserTestCase):
         for session in (".", "..", "plain", "..."):
             cls.api.add(add_body(DOTS, session, ["Dot: the note of session " + session]))
         cls.api.add(add_body("..", "s", ["Dot: the note of user dot dot"]))
+        tagged = add_body("tagged", "s", ["Tia: the kiln fires on Friday", "Ben: noted"])
+        tagged["metadata"] = {"source": "chat"}
+        tagged["messages"][0]["metadata"] = {"topic": "pottery", "turn": 3}
+        cls.api.add(tagged)
+        cls.api.add(add_body("forgetful", "s", ["Fay: my old phone number is 555-0100", "Fay: I like tea"]))
         # Long words and ids, which a phone's screen must wrap rather than scroll sideways to.
         cls.api.add(add_body("wide", "a-session-id-long-enough-to-be-wider-than-a-phone-screen-on-its-own",
                              ["Wes: https://example.org/" + "a-long-path-segment/" * 12, "Ana: " + "x" * 200]))
@@ -325,6 +330,34 @@ class InspectorInBrowserTest(BrowserTestCase):
         b.click("#user-open")
         b.wait("the wide user's messages", lambda: texts(b, "#messages li"))
         self.assertEqual(b.script(width), [390, 390])
+
+
+    def test_a_messages_metadata_shows_in_the_list_and_in_its_search_item(self):
+        b = self.open_user("tagged")
+        self.assertEqual(texts(b, "#messages li .metadata"), ['metadata: source="chat"',
+                                                               'metadata: source="chat", topic="pottery", turn=3'])
+        self.search(b, "kiln Friday")
+        self.assertIn('metadata: source="chat", topic="pottery", turn=3', texts(b, "#results li.result .metadata"))
+
+    def test_forgetting_a_message_asks_first_and_then_only_that_message_is_gone(self):
+        b = self.open_user("forgetful")
+        self.search(b, "phone number")
+        listed = b.script("return Array.from(document.querySelectorAll('#messages li'), li => li.dataset.messageId)")
+        doomed = self.api.request("GET", "/users/forgetful/messages", query={"order": "asc"})["data"][0]["id"]
+        forget = "#messages li:nth-child(%d) button.forget" % (listed.index(doomed) + 1)
+        b.click(forget)
+        self.assertEqual(b.command("GET", "/alert/text"), 'Forget message "%s" of user "forgetful"?' % doomed)
+        b.command("POST", "/alert/dismiss", {})  # No: nothing happens
+        self.assertEqual(len(self.api.request("GET", "/users/forgetful/messages")["data"]), 2)
+        b.click(forget)
+        b.command("POST", "/alert/accept", {})
+        b.wait("the deletion", lambda: b.text("#status") == 'forgot message "%s"' % doomed)
+        b.wait("the list without it", lambda: texts(b, "#messages li .content") == ["Fay: I like tea"])
+        self.assertEqual([m["content"] for m in self.api.request("GET", "/users/forgetful/messages")["data"]],
+                         ["Fay: I like tea"])
+        # The search items it was a source of went with it.
+        sources = texts(b, "#results a.source")
+        self.assertNotIn(doomed, sources)
 
 
 class OpenServerInspectorTest(BrowserTestCase):
