@@ -15,7 +15,7 @@ E2E_TESTS = tests.test_cli tests.test_cli_help tests.test_client_sdk tests.test_
 	tests.test_http_server tests.test_live_db tests.test_mcp_wire tests.test_pyz tests.test_tools_data tests.test_tuning
 # The cluster tests (routing, replication, moving a user): real HAProxy and Litestream.
 CLUSTER_TESTS = $(patsubst %.py,%,$(subst /,.,$(wildcard tests/test_cluster*.py tests/test_replication.py tests/test_move_user.py tests/test_rebalance.py)))
-COMPONENT_TESTS = tests.test_inspector_browser tests.test_mcp_sdk tests.test_deploy $(CLUSTER_TESTS)
+COMPONENT_TESTS = tests.test_inspector_browser tests.test_mcp_sdk tests.test_deploy tests.test_integrations $(CLUSTER_TESTS)
 FAST_TESTS = $(filter-out $(E2E_TESTS) $(COMPONENT_TESTS),$(TESTS))
 
 .PHONY: test-e2e test-components test-all
