@@ -10,7 +10,7 @@ docstring says why they are as they are):
 
 One connection is kept alive per AsyncClient. HTTP/1.1 answers a connection's requests
 in order, so calls on it take turns (an asyncio.Lock); for requests in parallel, open an
-AsyncClient for each. A kept connection the server closed while idle fails before any
+AsyncClient for each, and use each within one event loop. A kept connection the server closed while idle fails before any
 status line: the request is sent once more on a new one, as Client does. `timeout`
 bounds each request (connecting, sending, reading the answer); a request cut short, a
 cancelled one included, closes the connection, whose state is then unknown.

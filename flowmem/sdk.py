@@ -15,9 +15,9 @@ Python user expects, with keyword arguments and typed results:
 A Mapping as first argument of add or search is the contract's body, answered with the
 contract's dict as before: contract users and the HTTP layer keep one code path.
 
-The bodies are built by add_request() and search_request(), plain functions that
-AsyncClient shares, so the same arguments make the same body (and the same request_id)
-whichever class sends it. They check what only the Python call has (the argument's type,
+The bodies are built by add_call() and search_call() (add_request(), search_request()),
+plain functions that AsyncClient shares, so the same arguments make the same body (and
+the same request_id) whichever class sends it. They check what only the Python call has (the argument's type,
 a missing user_id) and name the argument; everything else is the core's validation,
 whose InvalidField names the body's field (`messages[1].content`, `filters.role`).
 
@@ -44,6 +44,7 @@ Message = Union[str, Mapping[str, Any]]
 Messages = Union[str, Sequence[Message]]
 Timestamp = Union[int, datetime.datetime, None]
 S = TypeVar("S", bound="MemoryAPI")
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 def _kind(value: Any) -> str:
@@ -85,7 +86,7 @@ def _milliseconds(timestamp: Timestamp) -> Optional[int]:
     if isinstance(timestamp, datetime.datetime):
         if timestamp.utcoffset() is None:  # a naive time would be read in whatever zone the machine is in
             raise InvalidField("timestamp", "must be timezone-aware (datetime.now(timezone.utc)), got a naive datetime")
-        return int(timestamp.timestamp() * 1000)
+        return (timestamp - _EPOCH) // datetime.timedelta(milliseconds=1)  # exact, where a float is not
     raise InvalidField("timestamp", "must be Unix milliseconds (an int) or a timezone-aware datetime, got %s"
                        % _kind(timestamp))
 
