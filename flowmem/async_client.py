@@ -8,12 +8,13 @@ docstring says why they are as they are):
         await memory.add("I moved to Lisbon", user_id="alice")
         hits = await memory.search("where does alice live?", user_id="alice")
 
-One connection is kept alive per AsyncClient. HTTP/1.1 answers a connection's requests
-in order, so calls on it take turns (an asyncio.Lock); for requests in parallel, open an
-AsyncClient for each, and use each within one event loop. A kept connection the server closed while idle fails before any
-status line: the request is sent once more on a new one, as Client does. `timeout`
-bounds each request (connecting, sending, reading the answer); a request cut short, a
-cancelled one included, closes the connection, whose state is then unknown.
+One connection is kept alive per AsyncClient, used within one event loop. HTTP/1.1
+answers a connection's requests in order, so calls on it take turns (an asyncio.Lock);
+for requests in parallel, open an AsyncClient for each. A kept connection the server
+closed while idle fails before any status line: the request is sent once more on a new
+one, as Client does. `timeout` bounds each request (connecting, sending, reading the
+answer); a request cut short, a cancelled one included, closes the connection, whose
+state is then unknown.
 """
 from __future__ import annotations
 
