@@ -40,7 +40,7 @@ class WebDriver:
         self.session = ""
         try:
             self._wait_ready()
-            options = {"binary": chromium, "args": [
+            options: Dict[str, Any] = {"binary": chromium, "args": [
                 "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--disable-dev-shm-usage",  # containers often have a small /dev/shm
