@@ -164,8 +164,8 @@ class Memory(MemoryAPI):
         unknown fields are refused with `strict`, otherwise named in `ignored_fields` (add_body())."""
         request = parse_search(body, self.config.top_k_cap, strict)
         with collector_paused(self.config.pause_gc):
-            answer: Dict[str, Any] = {"data": search(self.store, request.user_id, request.query, request.top_k, request.options,
-                                     self._ranking, request.filters)}
+            answer: Dict[str, Any] = {"data": search(self.store, request.user_id, request.query, request.top_k,
+                                                     request.options, self._ranking, request.filters)}
         if request.ignored_fields:
             answer["ignored_fields"] = list(request.ignored_fields)
         return answer

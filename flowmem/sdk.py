@@ -33,13 +33,11 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 from . import paging
 from .errors import InvalidField
 from .sdk_types import AddResult, Hit, Session, StoredMessage, User, hits
-from .validation import MAX_PAGE
+from .validation import MAX_PAGE, MESSAGE_FIELDS
 
 __all__ = ["AddResult", "Hit", "MemoryAPI", "Session", "StoredMessage", "User", "add_request", "derived_request_id",
            "search_request", "add_call", "search_call"]
 
-# The fields of an Add message, as validation.MESSAGE_FIELDS has them (tests/test_sdk.py checks they agree).
-MESSAGE_FIELDS = ("role", "content", "timestamp", "metadata")
 Message = Union[str, Mapping[str, Any]]
 Messages = Union[str, Sequence[Message]]
 Timestamp = Union[int, datetime.datetime, None]

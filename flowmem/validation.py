@@ -38,7 +38,7 @@ import hashlib
 import json
 import math
 import re
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import InvalidField
 from .metadata import merged, parse_filter, parse_metadata

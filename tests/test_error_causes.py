@@ -13,9 +13,9 @@ import tempfile
 import unittest
 
 from flowmem.config import load
+from flowmem.decoding import decode_json_object
 from flowmem.errors import BadRequest, InvalidField, StoreError
 from flowmem.memory import Memory, init
-from flowmem.decoding import decode_json_object
 from flowmem.validation import parse_add
 from tests.server import ROOT
 

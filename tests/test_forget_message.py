@@ -3,9 +3,9 @@ import json
 import re
 from typing import Any, Dict, List
 
+from flowmem.config import load
 from flowmem.errors import NotFound
 from flowmem.http.api import App
-from flowmem.config import load
 from flowmem.mcp import tools
 from tests.helpers import T0, MemoryTestCase, index_terms
 

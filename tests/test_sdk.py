@@ -189,11 +189,6 @@ class ErrorsTest(MemoryTestCase):
         self.assertEqual(self.field(lambda: m.delete("m-0-1")), "user_id")
         self.assertEqual(self.memory.list(user_id="alice"), [])
 
-    def test_the_message_fields_the_sdk_refuses_others_than_are_the_cores(self):
-        from flowmem import validation
-
-        self.assertEqual(sdk.MESSAGE_FIELDS, validation.MESSAGE_FIELDS)
-
     def test_a_naive_datetime_is_refused_rather_than_read_in_the_machines_zone(self):
         with self.assertRaises(InvalidField) as caught:
             self.memory.add("hello", user_id="alice", timestamp=datetime.datetime(2023, 5, 8))

@@ -26,9 +26,9 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ..config import Config
+from ..decoding import decode_json_object
 from ..errors import BadRequest, FlowmemError, MethodNotAllowed, RetryLater, Unauthorized
 from ..memory import Memory
-from ..decoding import decode_json_object
 from . import manage
 from .guard import BrowserGuard, Headers
 from .metrics import CONTENT_TYPE as METRICS_TYPE, Metrics

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
+from ..decoding import decode_json_object
 from ..errors import InvalidField
 from ..memory import Memory
-from ..decoding import decode_json_object
 from .routes import Match
 
 

@@ -165,7 +165,8 @@ STORED = {"type": "object", "required": ["id", "session_id", "role", "content"],
     "id": {"type": "string"}, "user_id": {"type": "string"}, "session_id": {"type": "string"},
     "position": {"type": "integer"}, "role": {"type": "string"}, "content": {"type": "string"},
     "timestamp": {"type": ["integer", "null"]}, "created_at": {"type": ["string", "null"]},
-    "dated_on_receipt": {"type": "boolean"}, "request_id": {"type": ["string", "null"]}, "metadata": {"type": "object"}}}
+    "dated_on_receipt": {"type": "boolean"}, "request_id": {"type": ["string", "null"]},
+    "metadata": {"type": "object"}}}
 
 FILTERS = dict(_object({
     "session_id": dict(ID, description="only this session"),

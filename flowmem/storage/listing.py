@@ -115,7 +115,8 @@ def _message_bytes(row: ListedMessage) -> int:
 
 
 def _add_bytes(add: StoredAdd) -> int:
-    return text_bytes(add.session_id, add.request_id) + sum(text_bytes(role, text, metadata) for role, text, _, metadata in add.messages)
+    return text_bytes(add.session_id, add.request_id) + sum(
+        text_bytes(role, text, metadata) for role, text, _, metadata in add.messages)
 
 
 def users(conn: sqlite3.Connection, after: int, limit: int, max_bytes: int) -> Tuple[List[UserRow], bool]:

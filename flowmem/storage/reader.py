@@ -59,7 +59,8 @@ class Reader:
                 "SELECT seq, role, content, speaker, timestamp_ms, tokens, times, coalesce(number, seq), metadata"
                 " FROM messages WHERE session_key = ?", (view.session_key,)):
             resolved = resolutions(times)
-            rows[seq] = MessageRow(seq, role, shown(content), ts, times, timeexpr.annotation(resolved), number, metadata)
+            rows[seq] = MessageRow(seq, role, shown(content), ts, times, timeexpr.annotation(resolved), number,
+                                   metadata)
             spans = tuple((r.start.toordinal(), r.end.toordinal()) for r in resolved)
             # Interned: a word said in thousands of cached messages is then one string, not thousands.
             messages[seq] = (tuple(map(intern, speaker.split())), ts, tuple(map(intern, tokens.split())), spans)

@@ -50,8 +50,9 @@ def add(conn: sqlite3.Connection, settings: ViewSettings, user_id: str, session_
     conn.executemany(
         "INSERT INTO messages (session_key, seq, role, content, timestamp_ms, request_id, speaker, tokens, times,"
         " meaning, metadata, dated_on_receipt, number) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    tagged = [(row[1], row[10]) for row in rows if row[10] is not None]  # (position, metadata)
     conn.executemany(metadata_index.INSERT_SQL, [
-        r for row in rows if row[10] is not None for r in metadata_index.index_rows(user_key, session_key, row[1], row[10])])
+        r for seq, text in tagged for r in metadata_index.index_rows(user_key, session_key, seq, text)])
     sync_views(conn, settings, user_key, session_key, n_before, n, segment_start)
     conn.execute(
         "INSERT INTO requests (user_key, request_id, session_key, n_messages, received_ms, fingerprint)"
@@ -136,8 +137,8 @@ def _add(conn: sqlite3.Connection, session_key: int, added: Sequence[views.Span]
         document, length = documents(span)
         reused = next(doc_ids, None) if doc_ids is not None else None
         doc_id = _insert(
-            conn, "INSERT INTO views (doc_id, session_key, kind, first_seq, last_seq, length) VALUES (?, ?, ?, ?, ?, ?)",
-            (reused, session_key, span.kind, span.first, span.last, length))
+            conn, "INSERT INTO views (doc_id, session_key, kind, first_seq, last_seq, length)"
+            " VALUES (?, ?, ?, ?, ?, ?)", (reused, session_key, span.kind, span.first, span.last, length))
         indexed.append((doc_id, document))
         delta = deltas.setdefault(span.kind, [0, 0])
         delta[0] += 1
