@@ -63,6 +63,7 @@ class InspectorInBrowserTest(BrowserTestCase):
         tagged["metadata"] = {"source": "chat"}
         tagged["messages"][0]["metadata"] = {"topic": "pottery", "turn": 3}
         cls.api.add(tagged)
+        cls.api.add(add_body("undated", "s", ["Uma: sent without a time"], timestamp=None))
         cls.api.add(add_body("forgetful", "s", ["Fay: my old phone number is 555-0100", "Fay: I like tea"]))
         # Long words and ids, which a phone's screen must wrap rather than scroll sideways to.
         cls.api.add(add_body("wide", "a-session-id-long-enough-to-be-wider-than-a-phone-screen-on-its-own",
@@ -338,6 +339,10 @@ class InspectorInBrowserTest(BrowserTestCase):
                                                                'metadata: source="chat", topic="pottery", turn=3'])
         self.search(b, "kiln Friday")
         self.assertIn('metadata: source="chat", topic="pottery", turn=3', texts(b, "#results li.result .metadata"))
+
+    def test_a_message_dated_when_it_was_received_says_so(self):
+        b = self.open_user("undated")
+        self.assertIn(" (when received) | session s", texts(b, "#messages li .meta")[0])
 
     def test_forgetting_a_message_asks_first_and_then_only_that_message_is_gone(self):
         b = self.open_user("forgetful")
