@@ -154,7 +154,7 @@ def _add_database_commands(command: Callable[[str, str, str], argparse.ArgumentP
 
     command("settings", "print every setting as a Markdown table (flag, variable, default, what)",
             "Print every setting, with its flag, FLOWMEM_ variable, default and what it does, as the "
-            "Markdown tables of README.md's Settings section.")
+            "Markdown tables of docs/operations.md's Settings section.")
 
     p = command("backup", "copy the database consistently while a server keeps serving",
                 "Copy the database to one self-contained file (journal mode DELETE) from a single snapshot, "

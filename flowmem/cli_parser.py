@@ -5,8 +5,8 @@ declared beside the field. A command takes the settings of the groups it uses
 (COMMAND_GROUPS), but its `--help` shows only the few a user of it reaches for
 (SHORT_HELP), one line each, so it fits a screen; `--help-all` shows every flag the
 command takes with its whole help text (the ranking weights only there). `flowmem
-settings` prints them all as the Markdown tables README.md's Settings section holds a
-copy of (tests/test_cli.py compares the two).
+settings` prints them all as the Markdown tables docs/operations.md's Settings section
+holds a copy of (tests/test_cli.py compares the two).
 
 argparse, left alone, answers a wrong flag with the whole usage (dozens of lines) and
 takes `--api-key abc` for `--api-key-file abc` (a prefix of a longer flag): Parser
@@ -215,7 +215,7 @@ def _cell(text: str) -> str:
 def settings_table() -> str:
     """Every setting as Markdown: per group of config.GROUPS, a table of flag, variable, default and help.
 
-    `flowmem settings` prints it; README.md's Settings section holds a copy, which
+    `flowmem settings` prints it; docs/operations.md's Settings section holds a copy, which
     tests/test_cli.py checks is identical.
     """
     lines: List[str] = []

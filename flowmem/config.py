@@ -6,7 +6,7 @@ command-line flag `--<name with dashes>` (`--api-key` warns that a command line 
 
 Each setting is declared once, here: its type, its default and its help text
 (`setting()`), and the group it belongs to. The CLI's `--help`, the `flowmem settings`
-table and the README's copy of that table are all made from these declarations, so
+table and the copy of that table in docs/operations.md are all made from these declarations, so
 they cannot disagree with the code.
 
 Config is also the one place that turns settings into what each layer takes, by
@@ -37,7 +37,7 @@ GROUPS = {
     "server": "the server (serve only)",
     "index": "the index (fixed per database: leave them out to use the database's)",
     "results": "what a search returns",
-    "ranking": "how a search ranks (defaults chosen by measurement: README.md, How it works)",
+    "ranking": "how a search ranks (defaults chosen by measurement: docs/design.md)",
 }
 
 
@@ -54,7 +54,7 @@ def setting(default: Any, group: str, help: str) -> Any:
 _MEANING_PLACES = ",".join(map(str, [2, 5] + list(range(10, 101, 5))))  # docs/meaning.md
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """flowmem's settings. Retrieval defaults are the measured ones (see README)."""
+    """flowmem's settings. Retrieval defaults are the measured ones (docs/results.md)."""
 
     db: str = setting("flowmem.db", "database", "the SQLite database file (WAL mode)")
     host: str = setting("127.0.0.1", "server", "the address to listen on")
@@ -86,7 +86,7 @@ class Config:
         "none means any")
     allowed_origins: str = setting("", "server", "web page origins allowed to call flowmem (CORS), comma-separated")
     top_k_cap: int = setting(100, "results", "the largest top_k a Search gets; a larger one is clamped to it")
-    # The README's Speed section measures what the two caches cost in RSS and save in search time.
+    # docs/results.md's Speed section measures what the two caches cost in RSS and save in search time.
     cache_messages: int = setting(
         200_000, "database", "messages search keeps in memory between searches, one per 2,000 characters of a long "
         "one (about 1.2 KB of RSS per short message)")
@@ -202,7 +202,7 @@ class Config:
     feedback_docs: int = setting(
         5, "ranking", "best messages whose distinctive words are searched for too (pseudo-relevance feedback); "
         "0 turns it off")
-    # 20, not tune.py's 40: equal on LoCoMo dev, p50 1.4 ms lower (README, Known gaps).
+    # 20, not tune.py's 40: equal on LoCoMo dev, p50 1.4 ms lower (docs/results.md, Known gaps).
     feedback_terms: int = setting(20, "ranking", "distinctive words that feedback searches for, at most")
     # 2000, was 5000: LoCoMo dev and synthetic the same; --haystack 10000 Hit@1/Hit@10/R@100/MRR +0.003/+0.001/+0.002/
     # +0.003 (1000: Hit@10 -0.009); p50 there 27.5 -> 22.8 ms (`tools/eval.py locomo ... --set postings_budget=N`).
@@ -241,11 +241,11 @@ class Config:
         "FULL", "database", "SQLite durability: OFF, NORMAL, FULL or EXTRA; FULL means an acknowledged Add "
         "survives power loss")
     log_level: str = setting("INFO", "server", "the lowest level logged: DEBUG, INFO, WARNING or ERROR")
-    # Beside Litestream flowmem's truncating checkpoints wait out its read lock (README, Sharding and replication).
+    # Beside Litestream flowmem's truncating checkpoints wait out its read lock (docs/cluster.md).
     checkpoints: str = setting(
         "flowmem", "database", "who checkpoints the WAL: flowmem (a background thread, and after delete-user), or "
         "external: never flowmem (Litestream, replicating the file, does it)")
-    pause_gc: bool = setting(True, "database", "pause Python's cyclic garbage collector during each search")  # README
+    pause_gc: bool = setting(True, "database", "pause Python's cyclic garbage collector during each search")
     # docs/page_bytes.md: what six listings at once hold in RSS at each bound, and why this one.
     page_max_bytes: int = setting(
         2 * 1024 * 1024, "database", "text a page of a listing or an export holds, at most, in bytes (a page "

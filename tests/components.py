@@ -37,4 +37,8 @@ def program(test: unittest.TestCase, *names: str) -> str:
 
 def module(test: unittest.TestCase, name: str, package: str) -> None:
     """Skip or fail (need()) unless the Python module `name` (from PyPI's `package`) can be imported."""
-    need(test, importlib.util.find_spec(name) is not None, "%s not installed (pip install %s)" % (name, package))
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a dotted name whose parent package is absent
+        found = False
+    need(test, found, "%s not installed (pip install %s)" % (name, package))

@@ -4,7 +4,7 @@
     python tools/move_user.py --cluster DIR USER_ID TO_NODE
     python tools/move_user.py --front URL --admin-socket SOCK --map FILE --from URL --to URL USER_ID TO_NODE
 
-A sharded deployment (README, Sharding and replication) routes each user to one node by a
+A sharded deployment (docs/cluster.md) routes each user to one node by a
 hash of its id (its slot's node, in the slot map), overridden by HAProxy's shard map.
 Moving a user is six steps, each printed:
 

@@ -11,8 +11,8 @@ tools/measure_rpo.py use all three.
 
 flowmem must leave checkpoints to Litestream while it runs (FLOWMEM_CHECKPOINTS=external,
 passed by start_flowmem_env()): flowmem's own truncating checkpoints wait for
-Litestream's long read transaction, which it holds between syncs (README.md,
-"Sharding and replication", Replication, has the measurement).
+Litestream's long read transaction, which it holds between syncs (docs/cluster.md,
+"Replication and restore", has the measurement).
 
 Command line (standard library only):
 
@@ -33,7 +33,7 @@ from typing import Any, Dict, List, MutableMapping, Optional, Union
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TEMPLATE = os.path.join(ROOT, "deploy", "litestream", "litestream.yml.template")
-SYNC_INTERVAL = "1s"  # Litestream's default; the recovery point the README gives is measured at it
+SYNC_INTERVAL = "1s"  # Litestream's default; the recovery point docs/cluster.md gives is measured at it
 
 
 def litestream_binary() -> str:

@@ -14,7 +14,7 @@ What it does (`make soak`; prints Markdown, `--out PATH` writes every figure as 
    `--add-share`, else a Search (a question made of words that user said, top_k 100 or
    10, sometimes with multiple-choice options; one in 20 asks for the unique word
    planted in one of that user's acknowledged Adds and expects to find it).
-3. Checks every response against the contract (README.md, The contract): Add 200 with
+3. Checks every response against the contract (docs/api.md, The contract): Add 200 with
    `success: true` and the three ids echoed; Search 200 with a `data` list of at most top_k items,
    each with a non-empty `id` and `content` and a numeric `score`, ids unique, scores
    non-increasing. Errors are counted by kind: 5xx, other non-200, malformed body

@@ -3,7 +3,7 @@
 
 Or none: with the setting checkpoints=external the Store never starts it, and never
 checkpoints after delete-user or at close either, because another process owns the WAL.
-Litestream (README.md, Sharding and replication) holds a read transaction on the
+Litestream (docs/cluster.md) holds a read transaction on the
 database between its syncs, so that no frame it has not yet copied can be checkpointed
 away, and checkpoints the WAL itself (PASSIVE, past 1,000 pages or each minute). A
 TRUNCATE checkpoint of ours then waits for that read transaction for the whole busy

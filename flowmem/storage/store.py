@@ -359,7 +359,7 @@ class Store:
         if self._delete(lambda conn: writer.delete_user(conn, user_id)) is None:
             return False
         if not self._own_checkpoints:
-            return True  # Litestream's next checkpoint copies the rest (README: the replica keeps history)
+            return True  # Litestream's next checkpoint copies the rest (docs/cluster.md: the replica keeps history)
         with self._write_lock:
             try:
                 if self._writer and self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:

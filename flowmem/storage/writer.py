@@ -321,7 +321,7 @@ class _Documents:
     The length counts the words of the text only: a message's speaker and its date
     tokens are indexed but not counted, so that a dated message does not look
     longer, and so less relevant per word, than an undated one. (Counting the date
-    tokens cost LoCoMo multi-hop questions 0.022 Hit@10; README, time-aware memory.)
+    tokens cost LoCoMo multi-hop questions 0.022 Hit@10; docs/results.md, Time-aware memory.)
 
     A document is the text fts.document() makes of the view's tokens: each token's index
     term (its kind's prefix, then the token), one space apart. Here it is made from each
