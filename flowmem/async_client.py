@@ -28,7 +28,7 @@ from . import sdk
 from .errors import Unavailable
 from .sdk_types import AddResult, Session, StoredMessage, User, hits
 from .validation import MAX_PAGE
-from .wire import answer_error, body_bytes, decoded, metadata_query, request_headers, resource, retry_wait, target
+from .wire import body_bytes, metadata_query, request_headers, resource, settled, target
 
 Answer = Tuple[int, str, Any, bytes]  # status, reason phrase, headers (`.get`), body
 MAX_HEADER_LINES = 100  # an answer with more is not flowmem's (it sends about ten)
@@ -58,14 +58,10 @@ class AsyncClient:
         data, headers = body_bytes(body) or b"", request_headers(self.api_key, body is not None)
         attempt = 0
         while True:
-            status, phrase, answer_headers, payload = await self._exchange(method, self._parts.path + path, data,
-                                                                           headers)
-            if 200 <= status < 300:
-                return decoded(self.endpoint, method, path, payload)
-            error = answer_error(self.endpoint, method, path, status, phrase, answer_headers, payload)
-            wait = retry_wait(error, attempt, self.retries, self.max_retry_wait)
+            answer = await self._exchange(method, self._parts.path + path, data, headers)
+            value, wait = settled(self.endpoint, method, path, answer, attempt, self.retries, self.max_retry_wait)
             if wait is None:
-                raise error
+                return value
             await asyncio.sleep(wait)
             attempt += 1
 

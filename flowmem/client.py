@@ -57,14 +57,12 @@ from . import paging
 from .errors import FlowmemError, InvalidField, Unavailable
 from .sdk import MemoryAPI
 from .wire import (
-    answer_error,
     body_bytes,
-    decoded,
     invalid_field,
     metadata_query,
     request_headers,
     resource,
-    retry_wait,
+    settled,
     target,
 )
 
@@ -101,13 +99,10 @@ class Client(MemoryAPI):
         data, headers = body_bytes(body), request_headers(self.api_key, body is not None)
         attempt = 0
         while True:
-            status, phrase, answer_headers, payload = self._exchange(method, self._parts.path + path, data, headers)
-            if 200 <= status < 300:
-                return decoded(self.endpoint, method, path, payload)
-            error = answer_error(self.endpoint, method, path, status, phrase, answer_headers, payload)
-            wait = retry_wait(error, attempt, self.retries, self.max_retry_wait)
+            answer = self._exchange(method, self._parts.path + path, data, headers)
+            value, wait = settled(self.endpoint, method, path, answer, attempt, self.retries, self.max_retry_wait)
             if wait is None:
-                raise error
+                return value
             time.sleep(wait)
             attempt += 1
 

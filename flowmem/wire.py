@@ -109,6 +109,21 @@ def retry_wait(error: FlowmemError, attempt: int, retries: int, max_wait: float)
     return float(error.retry_after) if error.retry_after <= max_wait else None
 
 
+def settled(endpoint: str, method: str, path: str, answer: Tuple[int, str, Any, bytes], attempt: int,
+            retries: int, max_wait: float) -> Tuple[Any, Optional[float]]:
+    """What a client does with `answer` (status, reason phrase, headers, body) to its `attempt`-th try:
+    (the decoded JSON, None) for a 2xx, (None, seconds to wait) to send it again (retry_wait()),
+    or the answer's FlowmemError raised."""
+    status, phrase, headers, payload = answer
+    if 200 <= status < 300:
+        return decoded(endpoint, method, path, payload), None
+    error = answer_error(endpoint, method, path, status, phrase, headers, payload)
+    wait = retry_wait(error, attempt, retries, max_wait)
+    if wait is None:
+        raise error
+    return None, wait
+
+
 def request_headers(api_key: Optional[str], has_body: bool) -> Dict[str, str]:
     headers = {"Accept": "application/json"}
     if has_body:
