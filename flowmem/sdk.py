@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 from . import paging
 from .errors import InvalidField
 from .sdk_types import AddResult, Hit, Session, StoredMessage, User, hits
-from .validation import MAX_PAGE, MESSAGE_FIELDS
+from .validation import ADD_FIELDS, MAX_PAGE, MESSAGE_FIELDS, SEARCH_FIELDS
 
 __all__ = ["AddResult", "Hit", "MemoryAPI", "Session", "StoredMessage", "User", "add_request", "derived_request_id",
            "search_request", "add_call", "search_call"]
@@ -55,6 +55,15 @@ def _body_alone(call: str, **defaulted: bool) -> None:
         if not default:
             raise InvalidField(name, "is not taken with a body (a dict): %s(body) reads everything from the body"
                                % call)
+
+
+def _known(body: Mapping[str, Any], fields: Sequence[str], what: str, prefix: str = "") -> None:
+    """InvalidField for the first field of `body` not in `fields`, as the core's strict check names it.
+    Checked before a body is sent: a server ignores such a field (HTTP is lenient, as the contract
+    says), and the Python API refuses it, whichever class sends it."""
+    for key in body:
+        if key not in fields:
+            raise InvalidField(prefix + str(key), "is not a field of %s; the fields are %s" % (what, ", ".join(fields)))
 
 
 def required(value: Any, name: str, call: str) -> Any:
@@ -103,11 +112,7 @@ def _messages(messages: Any, role: str, timestamp: Optional[int]) -> List[Dict[s
             built: Dict[str, Any] = {"role": role, "content": message}
         elif isinstance(message, Mapping):
             built = dict(message)
-            # Refused here, not only by Memory's strict check: a server would ignore them (HTTP is lenient).
-            unknown = [str(key) for key in built if key not in MESSAGE_FIELDS]
-            if unknown:
-                raise InvalidField("messages[%d].%s" % (i, unknown[0]), "is not a field of an Add message; the "
-                                   "fields are %s" % ", ".join(MESSAGE_FIELDS))
+            _known(built, MESSAGE_FIELDS, "an Add message", "messages[%d]." % i)
         else:
             raise InvalidField("messages[%d]" % i, "must be a string or a message dict (role, content), got %s"
                                % _kind(message))
@@ -163,6 +168,10 @@ def add_call(messages: Any, user_id: Optional[str] = None, session_id: str = "de
     if isinstance(messages, Mapping):
         _body_alone("add", user_id=user_id is None, session_id=session_id == "default", role=role == "user",
                     metadata=metadata is None, timestamp=timestamp is None, request_id=request_id is None)
+        _known(messages, ADD_FIELDS, "an Add")
+        for i, message in enumerate(messages.get("messages") or ()):
+            if isinstance(message, Mapping):
+                _known(message, MESSAGE_FIELDS, "an Add message", "messages[%d]." % i)
         return messages, False
     return add_request(messages, user_id, session_id, role, metadata, timestamp, request_id), True
 
@@ -174,6 +183,7 @@ def search_call(query: Any, user_id: Optional[str] = None, limit: int = 10,
     if isinstance(query, Mapping):
         _body_alone("search", user_id=user_id is None, limit=limit == 10, filters=filters is None,
                     options=options is None)
+        _known(query, SEARCH_FIELDS, "a Search")
         return query, False
     return search_request(query, user_id, limit, filters, options), True
 

@@ -202,5 +202,17 @@ class ErrorsTest(MemoryTestCase):
                                                                limit=3)), "limit")
 
 
+    def test_a_body_with_a_field_flowmem_does_not_know_is_refused_before_it_is_sent(self):
+        # What Client sends too: a server would ignore the field (the contract says so) and answer 200.
+        body = add_body("alice", "s1", ["Alice: hi"], "r1")
+        body["messages"][0]["metdata"] = {"topic": "x"}
+        for call, given, field in ((sdk.add_call, body, "messages[0].metdata"),
+                                   (sdk.search_call, {"query": "hi", "user_id": "a", "top_k": 1, "filter": {}},
+                                    "filter")):
+            with self.assertRaises(InvalidField) as raised:
+                call(given)
+            self.assertEqual(raised.exception.field, field)
+
+
 if __name__ == "__main__":
     unittest.main()
