@@ -134,13 +134,13 @@ class WriteLaneTest(InProcessServerTest):
 
     def test_searches_are_answered_while_every_write_waits_for_the_write_lock(self):
         release = threading.Event()
-        original = self.memory.add
+        original = self.memory.add_body
 
-        def blocked_add(body):  # as an Add waits while a delete-user or reindex holds the write lock
+        def blocked_add(body, strict=True):  # as an Add waits while a delete-user or reindex holds the write lock
             release.wait(20)
-            return original(body)
+            return original(body, strict)
 
-        self.memory.add = blocked_add
+        self.memory.add_body = blocked_add
         self.addCleanup(release.set)
         writers = []
         for i in range(20):
@@ -159,14 +159,14 @@ class QueueWaitTest(InProcessServerTest):
     server_settings = {"workers": 4, "request_timeout_s": 0.5}
 
     def test_a_request_that_waited_past_the_request_timeout_is_answered_429_without_running(self):
-        original, ran = self.memory.search, []
+        original, ran = self.memory.search_body, []
 
-        def slow_search(body):
+        def slow_search(body, strict=True):
             ran.append(1)
             time.sleep(0.3)
-            return original(body)
+            return original(body, strict)
 
-        self.memory.search = slow_search
+        self.memory.search_body = slow_search
         clients = [self.connect() for _ in range(12)]
         for sock in clients:
             sock.sendall(request_bytes())
