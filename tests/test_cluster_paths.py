@@ -22,7 +22,7 @@ import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
 from flowmem.errors import BadRequest, InvalidField, MethodNotAllowed, NotFound
-from flowmem.http.routes import ROUTES, Router
+from flowmem.http.table import ROUTER, ROUTES
 from tests.loopback_cluster import messages_in
 from tests.test_cluster_routing import KEY, ClusterCase, note, request
 from tools import haproxy_config
@@ -116,7 +116,7 @@ def front_routes() -> Dict[str, str]:
 
 def node_outcome(method: str, target: str) -> Tuple[Any, ...]:
     """What the node's Router makes of a target, in SPELLINGS' terms (the front's routes, by the node)."""
-    found = Router().find(target.replace(FRONT, "127.0.0.1:8400"))
+    found = ROUTER.find(target.replace(FRONT, "127.0.0.1:8400"))
     if found.template in PER_NODE and not found.problem:
         return ("front", 501)
     try:

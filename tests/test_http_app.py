@@ -4,6 +4,9 @@ import json
 from flowmem.config import load
 from flowmem.errors import StorageFull
 from flowmem.http.api import App
+from flowmem.http.responses import json_response
+from flowmem.http.routes import Operation, Route
+from flowmem.http.table import ROUTES
 from tests.helpers import MemoryTestCase, add_body
 
 
@@ -220,6 +223,53 @@ class PublicServerTest(AppTestCase):
         for host in ("memory.example", "10.0.0.5:8000", "whatever"):
             self.assertEqual(self.call("POST", "/search", search, {"Host": host})[0], 200)
         self.assertEqual(self.call("POST", "/search", search, {"Origin": "https://evil.example"})[0], 403)
+
+
+def echo_user(call):
+    """An endpoint of the route these tests add: the path's user and its message count."""
+    return json_response(200, {"user": call.match.params["user_id"], "limit": call.match.query.get("limit"),
+                               "messages": call.memory.list_messages(call.match.params["user_id"])["data"]})
+
+
+class RouteRecordTest(AppTestCase):
+    """A route is one record: the table's entry names what answers it and how it is documented."""
+    key = "k"
+    auth = {"Authorization": "Bearer k"}
+    ECHO = Route("GET", "/users/{user_id}/echo", "echo_user", echo_user,
+                 Operation("Echo a user", "What the test route says.", answer="UserPage",
+                           parameters=(("limit", "echoed back"),)), query=("limit",))
+
+    def test_a_new_record_is_served_by_its_endpoint_behind_the_key(self):
+        app = App(self.memory, self.app.config, ROUTES + (self.ECHO,))
+        self.memory.add(add_body("u1", "s1", ["Alice: the red kayak"]))
+        response = app.handle("GET", "/users/u1/echo?limit=3", self.auth, b"")
+        self.assertEqual(response.status, 200)
+        body = json.loads(response.body)
+        self.assertEqual((body["user"], body["limit"], len(body["messages"])), ("u1", "3", 1))
+        self.assertEqual(app.handle("GET", "/users/u1/echo", {}, b"").status, 401)
+        self.assertEqual(app.handle("GET", "/users/u1/echo?cursor=x", self.auth, b"").status, 422)
+
+    def test_a_new_record_is_documented_with_its_own_words(self):
+        app = App(self.memory, self.app.config, ROUTES + (self.ECHO,))
+        spec = json.loads(app.handle("GET", "/openapi.json", {}, b"").body)
+        operation = spec["paths"]["/users/{user_id}/echo"]["get"]
+        self.assertEqual((operation["operationId"], operation["summary"]), ("echo_user", "Echo a user"))
+        self.assertEqual([(p["name"], p["description"]) for p in operation["parameters"]],
+                         [("user_id", "the user's id, percent-encoded (a `/` as %2F)"), ("limit", "echoed back")])
+        self.assertIn("401", operation["responses"])
+        self.assertIn("Echo a user", app.handle("GET", "/docs", {}, b"").body.decode())
+
+    def test_a_route_opened_by_a_setting_needs_no_key_where_it_is_set(self):
+        opened = self.ECHO._replace(open_if="metrics_public")
+        self.assertEqual(App(self.memory, self.app.config, (opened,)).handle("GET", "/users/u1/echo", {}, b"").status,
+                         401)
+        config = load({"db": self.db_path(), "api_key": "k", "metrics_public": True}, environ={})
+        self.assertEqual(App(self.memory, config, (opened,)).handle("GET", "/users/u1/echo", {}, b"").status, 200)
+
+    def test_every_served_route_names_an_endpoint_and_its_words(self):
+        for route in ROUTES:
+            self.assertTrue(callable(route.endpoint), route.template)
+            self.assertTrue(route.doc.summary and route.doc.description, route.template)
 
 
 if __name__ == "__main__":

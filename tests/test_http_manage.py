@@ -4,7 +4,7 @@ import urllib.parse
 
 from flowmem.config import load
 from flowmem.http.api import App, writes
-from flowmem.http.routes import ROUTES, Router
+from flowmem.http.table import ROUTER, ROUTES
 from tests.helpers import add_body
 from tests.test_http_app import AppTestCase
 
@@ -224,7 +224,7 @@ class BrowserManageTest(ManageTestCase):
 
     def test_the_browser_checks_apply_to_every_route(self):
         self.stored("u1", "s1", ["Alice: keep me"])
-        for route in Router().routes:
+        for route in ROUTER.routes:
             path = route.template.replace("{user_id}", "u1").replace("{session_id}", "s1")
             path = path.replace("{message_id}", "m-0123456789abcdef-1")
             for headers in ({"Origin": "https://evil.example"}, {"Sec-Fetch-Site": "cross-site"},

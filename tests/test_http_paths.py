@@ -11,8 +11,8 @@ import threading
 
 from flowmem.config import load
 from flowmem.http.api import App, writes
-from flowmem.http.routes import ROUTES, canonical_path
 from flowmem.http.server import Server
+from flowmem.http.table import ROUTER, ROUTES
 from tests.helpers import MemoryTestCase, add_body
 from tests.test_http_manage import ManageTestCase
 
@@ -62,7 +62,7 @@ class SlashesTest(PathTestCase):
             for spelling in spellings:
                 with self.subTest(route=route.template, spelling=spelling):
                     self.assertEqual(self.app.router.find(spelling).template, route.template)
-                    self.assertEqual(canonical_path(spelling), path)
+                    self.assertEqual(ROUTER.canonical_path(spelling), path)
 
     def test_reads_and_writes_answer_the_same_under_every_spelling(self):
         for path in ("/users/alice/sessions", "/users/alice/messages", "/users/alice/messages/" + self.message_id,
@@ -89,7 +89,7 @@ class SlashesTest(PathTestCase):
                 self.assert_error(status, 404, body)
         self.assert_nothing_deleted()
         self.assertEqual(self.get("/users/alice/messages/%s/" % self.message_id)[0], 404)
-        self.assertIsNone(canonical_path("/users/alice/"))
+        self.assertIsNone(ROUTER.canonical_path("/users/alice/"))
 
     def test_only_one_trailing_slash_is_ignored(self):
         for path in ("/add//", "/users//", "/health//"):
@@ -129,7 +129,7 @@ class QueryFormTest(PathTestCase):
                 path = concrete(route.template, dict(self.values, **{name: ""}))
                 query = "?%s=%s" % (name, self.values[name])
                 with self.subTest(route=route.template, name=name):
-                    self.assertEqual(canonical_path(path + query), concrete(route.template, self.values))
+                    self.assertEqual(ROUTER.canonical_path(path + query), concrete(route.template, self.values))
         message = self.get("/users/alice/messages/?message_id=" + self.message_id)[1]
         self.assertEqual(message["content"], "Note of alice in s1")
         self.assertEqual(self.delete("/users//sessions/s2?user_id=bob")[1]["deleted"], True)
@@ -225,7 +225,7 @@ class RefusedTest(PathTestCase):
             with self.subTest(target=target):
                 status, body, _ = self.delete(target)
                 self.assert_error(status, 400, body, [words])
-                self.assertIsNone(canonical_path(target))
+                self.assertIsNone(ROUTER.canonical_path(target))
         self.assert_nothing_deleted()
 
     def test_only_a_slash_separates_segments(self):
@@ -259,7 +259,7 @@ class AbsoluteFormTest(PathTestCase):
         self.assertEqual(self.delete("https://127.0.0.1//users/alice/sessions/?session_id=..")[1]["session_id"], "..")
         self.assertEqual(self.sessions()["bob"], ["s2"])
         self.assertNotIn("..", self.sessions()["alice"])
-        self.assertEqual(canonical_path("http://h:1//users/a%2Fb/export?limit=1"), "/users/a%2Fb/export")
+        self.assertEqual(ROUTER.canonical_path("http://h:1//users/a%2Fb/export?limit=1"), "/users/a%2Fb/export")
         self.assertTrue(writes("DELETE", "http://localhost/users/bob"))
 
     def test_the_authority_stands_in_for_the_host_header(self):

@@ -1,14 +1,15 @@
-"""HTTP policy: routing, browser checks, authentication, JSON in and out, errors to statuses.
+"""HTTP policy: routing, browser checks, authentication, errors to statuses.
 
 `App.handle` turns one whole request (method, path, headers, body) into a Response and
 holds all of flowmem's HTTP policy, so it can be tested without a socket. Connections,
-framing, timeouts and threads are server.py's; which route a request is and its path
-and query values are routes.py's (one table, from which the OpenAPI document and the
-metrics' labels are made too); which requests a web page may make is guard.py's;
-the management routes' query strings are manage.py's; reading a body as a JSON object
-is the service's (validation.py, shared with the CLI); every error a caller can cause
-is a FlowmemError that becomes its status and the contract's `{"detail": {"reason":
-...}}` body here, in `error_response`.
+framing, timeouts and threads are server.py's; the routes are table.py's (one record
+each, naming its endpoint and its documentation: the OpenAPI document and the metrics'
+labels are made from the same table); which route a request is and its path and query
+values are routes.py's; which requests a web page may make is guard.py's; what each
+route does is its endpoint's (endpoints.py), which App calls with a `Call`, by no name;
+reading a body as a JSON object is the service's (validation.py, shared with the CLI);
+every error a caller can cause is a FlowmemError that becomes its status and the
+contract's `{"detail": {"reason": ...}}` body (responses.py's `error_response`).
 
 Every route passes the browser checks (Host, Origin, Sec-Fetch-Site) first, whatever
 it is, so a page can neither read nor delete through the operator's browser; then the
@@ -20,22 +21,20 @@ this API with the key its user types.
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from ..config import Config
-from ..decoding import decode_json_object
-from ..errors import BadRequest, FlowmemError, MethodNotAllowed, RetryLater, Unauthorized
+from ..errors import BadRequest, FlowmemError, Unauthorized
 from ..memory import Memory
-from . import manage
 from .guard import BrowserGuard, Headers
-from .metrics import CONTENT_TYPE as METRICS_TYPE, Metrics
-from .routes import ROUTER, ROUTES, Found, Match, Route, Router
-
-if TYPE_CHECKING:
-    from .pages import Pages
+from .metrics import Metrics
+from .openapi import document
+from .pages import Pages
+from .responses import INTERNAL_ERROR, Response, error_response, json_response
+from .routes import Call, Found, Route, Router
+from .table import ROUTER, ROUTES
 
 log = logging.getLogger("flowmem.http")
 
@@ -43,28 +42,6 @@ log = logging.getLogger("flowmem.http")
 def writes(method: str, path: str) -> bool:
     """Whether this request would write to the database (and so wait for its write lock)."""
     return any(r.writes and r.method == method for r in ROUTER.find(path).routes)
-
-
-class Response(NamedTuple):
-    status: int
-    headers: List[Tuple[str, str]]
-    body: bytes
-
-
-def json_response(status: int, payload: Any, headers: Optional[List[Tuple[str, str]]] = None) -> Response:
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return Response(status, [("Content-Type", "application/json")] + (headers or []), body)
-
-
-def error_response(error: FlowmemError) -> Response:
-    """The contract's error body, `{"detail": {"reason": ...}}`, with the error's status."""
-    headers = []
-    if isinstance(error, MethodNotAllowed):
-        headers.append(("Allow", error.allow))
-    if isinstance(error, RetryLater):
-        headers.append(("Retry-After", str(error.retry_after)))
-    # What else an error says beside its reason (errors.partly_stored(): how many records an import stored).
-    return json_response(error.status, {"detail": {"reason": error.reason, **error.detail}}, headers)
 
 
 def credential(headers: Headers) -> Optional[str]:
@@ -86,27 +63,24 @@ def _header_bytes(value: str) -> bytes:
         return value.encode("utf-8")
 
 
-# The management routes' answers: manage.<action>(memory, match, body) -> JSON body.
-MANAGED = ("list_users", "list_sessions", "list_messages", "get_message", "delete_message", "delete_session",
-           "delete_user", "export", "import_records")
-
-
 class App:
     """flowmem's HTTP policy over a Memory; call `handle` once per request, with its whole body."""
 
-    def __init__(self, memory: Memory, config: Config):
+    def __init__(self, memory: Memory, config: Config, routes: Sequence[Route] = ROUTES):
+        """`routes`: what it serves (table.py's, unless a test serves others)."""
         self.memory = memory
         self.config = config
         key = config.key()
         self._key = key.encode("utf-8") if key else None
         self.guard = BrowserGuard(config.host, allowed_hosts=config.allowed_hosts,
                                   allowed_origins=config.allowed_origins)
-        public = config.metrics_public
-        self.routes: Tuple[Route, ...] = tuple(r._replace(needs_key=False) if r.action == "metrics" and public else r
-                                               for r in ROUTES)
+        # A route opened by a setting (open_if) is served without the key where that setting is on.
+        self.routes: Tuple[Route, ...] = tuple(r._replace(needs_key=False) if r.open_if and getattr(config, r.open_if)
+                                               else r for r in routes)
         self.router = Router(self.routes)
         self.metrics = Metrics(config.db)
-        self._pages: Optional["Pages"] = None  # made at the first page asked for
+        keyed = key is not None
+        self.pages = Pages(lambda: document(self.routes, keyed=keyed))  # made at the first page asked for
 
     def handle(self, method: str, path: str, headers: Headers, body: bytes) -> Response:
         """Answer one request; `body` is already read whole and within its limit (framing.py)."""
@@ -145,46 +119,14 @@ class App:
                                  % (match.route.method, match.route.template))
             if match.route.method == "POST":
                 self.guard.check_content_type(headers.get("Content-Type"))
-            response = self._run(match, body)
+            response = match.route.endpoint(Call(match, body, self.memory, self.metrics, self.pages))
         except FlowmemError as e:
             response = error_response(e)
         except Exception:
             # A bug, not bad input. Log the traceback (it holds no request content) and say little.
             log.exception("internal error on %s %s", method, found.template or "(no route)")
-            response = json_response(500, {"detail": {"reason": "internal error"}})
+            response = json_response(500, INTERNAL_ERROR)
         return response._replace(headers=response.headers + cors) if cors else response
-
-    def _run(self, match: Match, body: bytes) -> Response:
-        action = match.route.action
-        if action in MANAGED:
-            handler: Callable[[Memory, Match, bytes], Dict[str, Any]] = getattr(manage, action)
-            result = handler(self.memory, match, body)
-            if action == "import_records":
-                self.metrics.stored(result.get("stored", 0), result.get("messages", 0))
-            return json_response(200, result)
-        if action == "add":
-            request = decode_json_object(body)
-            # Not strict: the contract has unknown fields ignored; the answer names them (ignored_fields).
-            result = self.memory.add_body(request, strict=False)
-            messages = request.get("messages")
-            self.metrics.stored(1, len(messages) if isinstance(messages, list) else 0)
-            return json_response(200, result)
-        if action == "search":
-            return json_response(200, self.memory.search_body(decode_json_object(body), strict=False))
-        if action == "health":
-            return json_response(200, self.memory.health())
-        if action == "metrics":
-            return Response(200, [("Content-Type", METRICS_TYPE), ("Cache-Control", "no-store")],
-                            self.metrics.render().encode("utf-8"))
-        return self.pages().answer(action)
-
-    def pages(self) -> "Pages":
-        """The documents and pages this App serves (pages.py), made once, when first asked for."""
-        if self._pages is None:
-            from .pages import Pages  # pages.py imports Response from here
-
-            self._pages = Pages(self.routes, self.config)
-        return self._pages
 
     def _authorize(self, headers: Headers) -> None:
         if self._key is None:

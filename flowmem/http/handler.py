@@ -18,8 +18,9 @@ from typing import Optional, Tuple
 
 from .. import __version__
 from ..errors import Overloaded
-from .api import App, Response, error_response, json_response
+from .api import App
 from .framing import Request
+from .responses import INTERNAL_ERROR, Response, error_response, json_response
 
 log = logging.getLogger("flowmem.http")
 
@@ -114,7 +115,7 @@ def answer(request: Request, app: App, closing: bool, received: float,
         return Handler(request, app, closing, received).respond()
     except Exception:  # a bug in the handler itself; App.handle catches its own
         log.exception("internal error while answering a request")
-        return serialize(json_response(500, {"detail": {"reason": "internal error"}}), True), True
+        return serialize(json_response(500, INTERNAL_ERROR), True), True
 
 
 def _shed(request: Request, app: App, waited: float) -> bytes:

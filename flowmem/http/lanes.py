@@ -11,13 +11,13 @@ Requests wait for a worker in the queue of their lane, and each lane has threads
   transaction (Memory.import_records), under a write lock granted in the order asked for
   (storage/fair_lock.py): an Add waits for one chunk, not for the import.
 
-A route names its lane in the route table (routes.py Route.lane) when it is neither of the others.
+A route names its lane in its record (table.py, Route.lane) when it is neither of the others.
 """
 from __future__ import annotations
 
 from typing import List
 
-from .routes import ROUTER
+from .table import ROUTER
 
 LANES = ("read", "write", "import")
 THREAD_NAMES = {"read": "worker", "write": "writer", "import": "importer"}

@@ -1,13 +1,14 @@
-"""The OpenAPI 3.1 document of the HTTP API, made from the route table (routes.py) and the words here.
+"""The OpenAPI 3.1 document of the HTTP API, made from the route table (table.py) and the schemas here.
 
 `document()` walks the routes an App serves: each becomes an operation whose path
 parameters come from its template, whose query parameters are the route's own, and
 whose security and statuses follow from what the route is (behind the key, a POST
-with a JSON body, a write, a route with values to check). The words (summary,
-description, body and answer schemas, each query parameter's meaning) are looked up in
-OPERATIONS and PARAMETERS, and a route without them raises: a route cannot be served
-and left out of the document, nor documented and not served (tests/test_openapi.py
-drives a request to every operation and checks its status is documented).
+with a JSON body, a write, a route with values to check). Its words (summary,
+description, body and answer schemas) are the route's own record's (`Route.doc`), so a
+route cannot be served and left out of the document, nor documented and not served;
+each parameter's meaning is PARAMETERS' unless the route words it itself
+(tests/test_openapi.py drives a request to every operation and checks its status is
+documented).
 
 Statuses are those the server really gives a request to that route: any request can
 be refused by the browser checks (403, 421), the connection loop (400 malformed, 408
@@ -17,7 +18,7 @@ method on a known path) is no operation's: it is in the description.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .. import __version__
 from .routes import Route
@@ -110,63 +111,6 @@ SCHEMAS: Dict[str, Any] = {
 }
 
 
-class Operation(NamedTuple):
-    summary: str
-    description: str
-    body: Optional[str] = None  # the request body's schema
-    answer: Optional[str] = None  # the 200 answer's schema (JSON); or a media type for other answers
-    not_found: bool = False  # answers 404 for a value that names nothing
-
-
-OPERATIONS: Dict[Tuple[str, str], Operation] = {
-    ("POST", "/add"): Operation(
-        "Store one Add", "Stores all messages of the Add or none; idempotent on (request_id, user_id): a retry "
-        "stores nothing and says so (stored false; body_differs when its body was another). An Add without "
-        "any timestamp is dated with the time it arrived. Unknown fields are ignored and named in "
-        "ignored_fields. The 200 comes after the messages are committed.",
-        "AddBody", "AddResult"),
-    ("POST", "/search"): Operation(
-        "Search a user's memory", "Ranked evidence from the user's own messages; an unknown user gets "
-        "{\"data\": []}. `filters` narrows the messages considered before ranking.", "SearchBody", "SearchResult"),
-    ("GET", "/health"): Operation("Status and versions", "Never any memory content.", None, "Health"),
-    ("GET", "/users"): Operation("List users", "Users in the order they were first stored.", None, "UserPage"),
-    ("DELETE", "/users/{user_id}"): Operation(
-        "Delete a user", "Removes every trace of the user; deleting again answers deleted false.", None,
-        "DeleteUserResult"),
-    ("GET", "/users/{user_id}/sessions"): Operation(
-        "List a user's sessions", "In the order the sessions were created.", None, "SessionPage"),
-    ("DELETE", "/users/{user_id}/sessions/{session_id}"): Operation(
-        "Delete a session", "Removes the session's messages, their index entries and the idempotency records of "
-        "its Adds; always 200, deleted false when there was nothing to delete.", None, "DeleteSessionResult"),
-    ("GET", "/users/{user_id}/messages"): Operation(
-        "List a user's messages", "Oldest first (by session creation, then position) or newest first.", None,
-        "MessagePage"),
-    ("GET", "/users/{user_id}/messages/{message_id}"): Operation(
-        "One message", "404 when no such message is the user's.", None, "Message", not_found=True),
-    ("DELETE", "/users/{user_id}/messages/{message_id}"): Operation(
-        "Delete one message", "Removes the message as completely as a session delete removes a session: the "
-        "memory then answers as if it had never been added, and the session's other messages keep their ids. "
-        "Always 200, deleted false when the user has no such message; a session's last message takes the "
-        "session with it.", None, "DeleteMessageResult"),
-    ("GET", "/users/{user_id}/export"): Operation(
-        "Export a user's Adds", "One Add body per stored Add, in the order they were stored, a page at a time "
-        "(limit 1 to 1000, default 100). Importing them replays them as Adds.", None, "ExportPage"),
-    ("POST", "/users/{user_id}/import"): Operation(
-        "Import Add bodies", "Replays each record as an Add for the path's user: idempotent by (request_id, "
-        "user_id), so importing an export twice stores it once.", "ImportBody", "ImportResult"),
-    ("GET", "/metrics"): Operation(
-        "Metrics", "Prometheus text format 0.0.4: requests by route template and status, latency by route "
-        "template, Adds and messages stored, database size, requests in flight.", None,
-        "text/plain; version=0.0.4"),
-    ("GET", "/openapi.json"): Operation("This document", "OpenAPI 3.1, made from the server's route table.",
-                                        None, "application/json"),
-    ("GET", "/docs"): Operation("This document as a web page", "Made from /openapi.json, no scripts.", None,
-                                "text/html"),
-    ("GET", "/"): Operation("The inspector page", "Browse users, sessions and messages, search and delete, with "
-                            "the key typed into the page. Holds no memory content itself.", None, "text/html"),
-    ("GET", "/ui"): Operation("The inspector page", "The same page as GET /.", None, "text/html"),
-}
-
 PARAMETERS: Dict[str, Tuple[Dict[str, Any], str]] = {
     "user_id": (_STR, "the user's id, percent-encoded (a `/` as %2F)"),
     "session_id": (_STR, "a session id, percent-encoded"),
@@ -209,23 +153,22 @@ def statuses(route: Route, keyed: bool) -> List[int]:
         out |= {413, 415}
     if route.writes:
         out.add(507)
-    if OPERATIONS[(route.method, route.template)].not_found:
+    if route.doc.not_found:
         out.add(404)
     return sorted(out)
 
 
 def _parameters(route: Route) -> List[Dict[str, Any]]:
     out = []
+    own = dict(route.doc.parameters)
     for name in route.path_parameters():
         schema, text = PARAMETERS[name]
-        out.append({"name": name, "in": "path", "required": True, "schema": schema, "description": text})
+        out.append({"name": name, "in": "path", "required": True, "schema": schema,
+                    "description": own.get(name, text)})
     for name in route.query:
         schema, text = PARAMETERS[name]
-        if route.action == "list_messages" and name == "session_id":
-            text = "only this session's messages"
-        if route.action == "export" and name == "limit":
-            text = "Add bodies in a page (default 100)"
-        out.append({"name": name, "in": "query", "required": False, "schema": schema, "description": text})
+        out.append({"name": name, "in": "query", "required": False, "schema": schema,
+                    "description": own.get(name, text)})
     return out
 
 
@@ -238,12 +181,12 @@ def _answer(schema: Optional[str]) -> Dict[str, Any]:
 
 
 def _operation(route: Route, keyed: bool) -> Dict[str, Any]:
-    words = OPERATIONS[(route.method, route.template)]  # KeyError: a served route without its words
+    words = route.doc
     responses: Dict[str, Any] = {}
     for status in statuses(route, keyed):
         content = _answer(words.answer) if status == 200 else {"application/json": {"schema": _ref("Error")}}
         responses[str(status)] = {"description": REASONS[status], "content": content}
-    out: Dict[str, Any] = {"operationId": route.action if route.template != "/" else "inspector_root",
+    out: Dict[str, Any] = {"operationId": route.action,
                            "summary": words.summary, "description": words.description,
                            "parameters": _parameters(route), "responses": responses,
                            "security": [{"bearer": []}, {"apiKey": []}] if route.needs_key else []}

@@ -1,8 +1,9 @@
 """What the server shows people and tools about itself: /openapi.json, /docs and the inspector page.
 
 None of these hold memory content, so they are open (no key); the browser checks still
-apply (api.py). The OpenAPI document is made once from the App's routes (openapi.py);
-/docs is that document rendered here as one HTML page, on the server, with no script,
+apply (api.py). The OpenAPI document is made once, at the first page asked for, by the
+function the App gives (openapi.document over its routes); /docs is that document
+rendered here as one HTML page, on the server, with no script,
 no outside asset and every text HTML-escaped, so a description cannot become markup.
 The inspector (inspector.html, beside this module) is a self-contained page that
 fetches everything through the API with the key its user types.
@@ -21,12 +22,9 @@ import json
 import os
 import pkgutil
 import re
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..config import Config
-from .api import Response
-from .openapi import document
-from .routes import Route
+from .responses import Response
 
 INSPECTOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inspector.html")
 # The inspector runs its own inline script and style, named by their hashes (inspector_csp), and talks
@@ -46,23 +44,31 @@ def html_headers(policy: str) -> List[Tuple[str, str]]:
 
 
 class Pages:
-    """The documents of one App (its routes and settings), each made once."""
+    """The documents of one App, each made once, when first asked for; `spec` makes its OpenAPI document."""
 
-    def __init__(self, routes: Sequence[Route], config: Config):
-        self.spec = document(routes, keyed=config.key() is not None)
-        self._openapi = json.dumps(self.spec, ensure_ascii=False, indent=1).encode("utf-8")
-        self._docs = render(self.spec).encode("utf-8")
+    def __init__(self, spec: Callable[[], Dict[str, Any]]):
+        self._spec = spec
+        self._made: Optional[Tuple[bytes, bytes]] = None  # /openapi.json and /docs, as served
 
-    def answer(self, action: str) -> Response:
-        if action == "openapi":
-            return Response(200, [("Content-Type", "application/json"), ("Cache-Control", "no-store"),
-                                  ("X-Content-Type-Options", "nosniff")], self._openapi)
-        if action == "docs":
-            return Response(200, html_headers(DOCS_CSP), self._docs)
-        if action == "inspector":
-            page = inspector()
-            return Response(200, html_headers(inspector_csp(page)), page)
-        raise LookupError("no page for action %r" % action)
+    def _documents(self) -> Tuple[bytes, bytes]:
+        if self._made is None:  # two workers racing here make the same bytes; either is kept
+            spec = self._spec()
+            self._made = (json.dumps(spec, ensure_ascii=False, indent=1).encode("utf-8"), render(spec).encode("utf-8"))
+        return self._made
+
+    def openapi(self) -> Response:
+        """GET /openapi.json."""
+        return Response(200, [("Content-Type", "application/json"), ("Cache-Control", "no-store"),
+                              ("X-Content-Type-Options", "nosniff")], self._documents()[0])
+
+    def docs(self) -> Response:
+        """GET /docs: the document as one HTML page."""
+        return Response(200, html_headers(DOCS_CSP), self._documents()[1])
+
+    def inspector(self) -> Response:
+        """GET / and GET /ui: the inspector page, under a policy that allows its own inline code only."""
+        page = inspector()
+        return Response(200, html_headers(inspector_csp(page)), page)
 
 
 def inline_sources(page: bytes, tag: str) -> str:

@@ -1,11 +1,14 @@
-"""The route table and the router: which (method, path) runs which action, with which path values.
+"""The router: which route a (method, path) is, with which path values; and what a route is.
 
-Every route flowmem serves is one `Route` in `ROUTES`: its method, its path template
-(`/users/{user_id}/messages/{message_id}`), the App action that answers it, whether it
-needs the API key, whether it writes (and so waits for the database's write lock in
-the writers' lane, server.py) and the query parameters it takes. App (api.py) routes
-with it, the metrics (metrics.py) label requests with its templates, and the OpenAPI
-document (openapi.py) is made from it: a route cannot be served and undocumented.
+A `Route` is one record of everything about a route (the table of them is table.py's
+`ROUTES`): its method, its path template (`/users/{user_id}/messages/{message_id}`),
+its name, the endpoint that answers it (a function of a `Call`: endpoints.py), its
+documentation words (an `Operation`, which openapi.py makes its part of the document
+of), whether it needs the API key, whether it writes (and so waits for the database's
+write lock in the writers' lane, server.py), the query parameters it takes and its
+workers' lane. App (api.py) routes with the table, the metrics (metrics.py) label
+requests with its templates, and the OpenAPI document is made from it: a route cannot
+be served and undocumented, nor documented and not served.
 
 A path is split on `/` first and each segment percent-decoded after, so an id holding
 `/`, `%`, a space or any Unicode is named by percent-encoding it (`a%2Fb` is the one
@@ -35,7 +38,7 @@ decided here, once, for the node (and mirrored by the cluster front, deploy/hapr
    userinfo or an empty host in an absolute form, anything but a path or an http(s) URL.
 
 Unknown paths are 404; a known path with another method is 405 naming the methods it
-takes (GET ones also answer HEAD). `canonical_path` says what path a target is served as.
+takes (GET ones also answer HEAD). `Router.canonical_path` says what path a target is served as.
 
 App looks a request up once: `Router.find` splits its target and scans the table (each
 template split once, when the Router is made), and that one `Found` answers everything
@@ -46,23 +49,42 @@ before a worker parses the request, to pick its lane: lanes.py.)
 from __future__ import annotations
 
 import urllib.parse
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ..errors import BadRequest, FlowmemError, InvalidField, MethodNotAllowed, NotFound
+from ..memory import Memory
+from .metrics import Metrics
+from .pages import Pages
+from .responses import Response
 
 MAX_QUERY_PARAMETERS = 32
+
+
+class Operation(NamedTuple):
+    """A route's documentation words: openapi.py makes the route's operation of them."""
+    summary: str
+    description: str
+    body: Optional[str] = None  # the request body's schema (openapi.SCHEMAS)
+    answer: Optional[str] = None  # the 200 answer's schema (JSON); or a media type for other answers
+    not_found: bool = False  # answers 404 for a value that names nothing
+    # The route's own words for a parameter, where openapi.PARAMETERS' general ones would mislead.
+    parameters: Tuple[Tuple[str, str], ...] = ()
 
 
 class Route(NamedTuple):
     method: str
     template: str
-    action: str  # the App method that answers it: App.<action>(match, headers, body)
-    needs_key: bool
+    action: str  # its name: the OpenAPI operationId, what tests and logs call it
+    endpoint: "Endpoint"  # what answers it (endpoints.py)
+    doc: Operation
+    needs_key: bool = True
     writes: bool = False
     query: Tuple[str, ...] = ()  # the query parameters it takes
     # The workers' lane that answers it beside "read" and "write" (server.py): "import" for imports,
     # whose long writes must never hold the threads that answer Adds.
     lane: str = ""
+    # A Config setting that, when set, serves it without the key (metrics_public for /metrics).
+    open_if: str = ""
 
     def segments(self) -> List[str]:
         return self.template.strip("/").split("/") if self.template != "/" else []
@@ -75,34 +97,23 @@ class Route(NamedTuple):
         return self.method == "POST"
 
 
-PAGE = ("limit", "cursor")
-ROUTES: Tuple[Route, ...] = (
-    Route("POST", "/add", "add", True, writes=True),
-    Route("POST", "/search", "search", True),
-    Route("GET", "/health", "health", False),
-    Route("GET", "/users", "list_users", True, query=PAGE),
-    Route("DELETE", "/users/{user_id}", "delete_user", True, writes=True),
-    Route("GET", "/users/{user_id}/sessions", "list_sessions", True, query=PAGE),
-    Route("DELETE", "/users/{user_id}/sessions/{session_id}", "delete_session", True, writes=True),
-    Route("GET", "/users/{user_id}/messages", "list_messages", True,
-          query=("session_id", "since", "until", "order", "metadata") + PAGE),
-    Route("GET", "/users/{user_id}/messages/{message_id}", "get_message", True),
-    Route("DELETE", "/users/{user_id}/messages/{message_id}", "delete_message", True, writes=True),
-    Route("GET", "/users/{user_id}/export", "export", True, query=PAGE),
-    Route("POST", "/users/{user_id}/import", "import_records", True, writes=True, lane="import"),
-    # metrics: the key unless metrics_public (App decides; the table says the default).
-    Route("GET", "/metrics", "metrics", True),
-    Route("GET", "/openapi.json", "openapi", False),
-    Route("GET", "/docs", "docs", False),
-    Route("GET", "/", "inspector", False),
-    Route("GET", "/ui", "inspector", False),
-)
-
-
 class Match(NamedTuple):
     route: Route
     params: Dict[str, str]  # path values, percent-decoded (or from the query form, rule 4)
     query: Dict[str, str]  # query parameters, decoded; only those the route takes
+
+
+class Call(NamedTuple):
+    """What an endpoint is given: the request's route and values, its body (read whole, within its
+    limit, and a POST's only), and what the App serves with."""
+    match: Match
+    body: bytes
+    memory: Memory
+    metrics: Metrics
+    pages: Pages
+
+
+Endpoint = Callable[[Call], Response]
 
 
 class Target(NamedTuple):
@@ -236,7 +247,7 @@ class Found(NamedTuple):
 class Router:
     """Finds where a request target leads: `find` once per request, and its Found answers the rest."""
 
-    def __init__(self, routes: Tuple[Route, ...] = ROUTES):
+    def __init__(self, routes: Tuple[Route, ...]):
         self.routes = routes
         # Each template split once here, not on every request, and kept with those of its length
         # (in table order): a path is only compared with templates it could fit.
@@ -263,6 +274,21 @@ class Router:
         fits = [(route, pattern) for route, pattern in self._by_length.get(len(raw), ())
                 if _fits(pattern, raw, named) and not (split.trailing and pattern[-1].startswith("{"))]
         return Found(fits, raw, query, split.authority)
+
+
+    def canonical_path(self, target: str) -> Optional[str]:
+        """The path `target` is served as, by the rules of this module's docstring: its template with
+        every path value in its segment (the query form's too), percent-encoded (`.` and `..` as %2E),
+        without its query; None where it is refused or names no route (400, 404, or 422 for its query)."""
+        found = self.find(target)
+        if not found.fits:
+            return None
+        route, pattern = found.fits[0]
+        try:
+            params = found.match(route.method).params
+        except FlowmemError:
+            return None
+        return "/" + "/".join(_encoded(params[p[1:-1]]) if p.startswith("{") else p for p in pattern)
 
 
 def _decode(segment: str, name: str) -> str:
@@ -302,21 +328,3 @@ def parse_query(query: str, accepted: Tuple[str, ...], route: str = "this route"
 def _encoded(value: str) -> str:
     """A path value as its canonical segment: percent-encoded, and a dot segment as %2E."""
     return value.replace(".", "%2E") if value in _DOT_SEGMENTS else urllib.parse.quote(value, safe="")
-
-
-ROUTER = Router()  # over ROUTES: what a request's lane, and its canonical path, are found with
-
-
-def canonical_path(target: str, router: Optional[Router] = None) -> Optional[str]:
-    """The path `target` is served as, by the rules of this module's docstring: its template with
-    every path value in its segment (the query form's too), percent-encoded (`.` and `..` as %2E),
-    without its query; None where it is refused or names no route (400, 404, or 422 for its query)."""
-    found = (router or ROUTER).find(target)
-    if not found.fits:
-        return None
-    route, pattern = found.fits[0]
-    try:
-        params = found.match(route.method).params
-    except FlowmemError:
-        return None
-    return "/" + "/".join(_encoded(params[p[1:-1]]) if p.startswith("{") else p for p in pattern)

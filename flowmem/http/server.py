@@ -45,11 +45,12 @@ from typing import Any, Deque, Dict, Optional, Set, Tuple
 
 from ..config import Config
 from ..errors import FlowmemError, Overloaded, RequestTimeout, Unavailable
-from .api import App, error_response
+from .api import App
 from .connection import Connection, listen, raise_file_limit
 from .framing import Request, RequestFramer
 from .handler import answer, log_request, serialize
 from .lanes import LANES, THREAD_NAMES, lane_of, lanes_of_workers
+from .responses import error_response
 
 log = logging.getLogger("flowmem.http")
 
