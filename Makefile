@@ -11,7 +11,7 @@ LOCOMO ?= data/locomo10-dev.json
 #   HAProxy, Litestream, LangChain and LlamaIndex), skipped with a reason where absent unless CI is set.
 # .ci/run runs all three.
 TESTS = $(patsubst %.py,%,$(subst /,.,$(sort $(wildcard tests/test_*.py))))
-E2E_TESTS = tests.test_cli tests.test_cli_help tests.test_client_sdk tests.test_client_wire tests.test_http_hostile \
+E2E_TESTS = tests.test_cli_process tests.test_client_sdk tests.test_client_wire tests.test_http_hostile \
 	tests.test_http_server tests.test_live_db tests.test_mcp_wire tests.test_pyz tests.test_readme_examples \
 	tests.test_tools_data tests.test_tuning
 # The cluster tests (routing, replication, moving a user): real HAProxy and Litestream.

@@ -1,7 +1,7 @@
 """JSON from a client, read one way everywhere: decode_json().
 
 HTTP bodies (decode_json_object(): a JSON object, or the contract's 400), MCP messages (mcp/protocol.py), files for
-`flowmem add` and `import` (cli_portable.py, portable.py) and the answers Client reads
+`flowmem add` and `import` (commands/export_import.py, portable.py) and the answers Client reads
 (client.py) all decode here, so each refuses the same things with a ValueError saying
 why: text that is not JSON, NaN and Infinity (not JSON, though Python writes them), an
 integer too long for int() (Python's limit, named without its advice to programmers),

@@ -1,4 +1,5 @@
-"""The `flowmem` command, run as a user would: `python -m flowmem ...` in a child process."""
+"""The `flowmem` command as a user runs it, in this process (tests/cli_inprocess.py): add, search, stats, delete-user,
+one-line errors, the settings tables; a real process only where it is the point (tests/test_cli_process.py)."""
 import ast
 import difflib
 import json
@@ -7,17 +8,18 @@ import tempfile
 import unittest
 
 from flowmem import cli, config as config_module
-from flowmem.cli_parser import metavar
-from flowmem.cli_portable import numbered_bodies
+from flowmem.commands.export_import import numbered_bodies
+from flowmem.commands.parser import metavar
 from flowmem.errors import BadRequest, FlowmemError
-from tests.helpers import CliMixin, add_body
+from tests.cli_inprocess import InProcessCli
+from tests.helpers import add_body
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README_START = "<!-- settings: the output of `python -m flowmem settings`; tests/test_cli.py checks they match -->"
 README_END = "<!-- end of settings -->"
 
 
-class CliTest(CliMixin, unittest.TestCase):
+class CliTest(InProcessCli, unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="flowmem-cli-")
         self.addCleanup(self.tmp.cleanup)
@@ -96,18 +98,6 @@ class CliTest(CliMixin, unittest.TestCase):
             f.write(b"garbage" * 1000)
         self.assert_one_line_error(self.run_cli("stats", "--db", junk), "junk.db")
 
-    def test_serve_reports_a_busy_port_in_one_line(self):
-        import socket
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(1)
-        self.addCleanup(sock.close)
-        result = self.run_cli("serve", "--db", self.db, "--port", str(sock.getsockname()[1]))
-        self.assertNotEqual(result.returncode, 0)
-        self.assertNotIn("Traceback", result.stderr)
-        self.assertIn("flowmem: error:", result.stderr)
-
-
     def test_the_settings_tables_in_docs_are_what_flowmem_settings_prints(self):
         result = self.run_cli("settings")
         self.assertEqual(result.returncode, 0, result.stderr)
@@ -180,8 +170,10 @@ class UsageErrorTest(unittest.TestCase):
 
     def test_the_cli_takes_nothing_from_the_http_api_module(self):
         modules = set()
-        for name in ("cli.py", "cli_portable.py"):  # the commands, and the reading of their input files
-            with open(os.path.join(ROOT, "flowmem", name), encoding="utf-8") as f:
+        commands = os.path.join(ROOT, "flowmem", "commands")
+        for path in [os.path.join(ROOT, "flowmem", "cli.py")] + [os.path.join(commands, name) for name in
+                                                                 sorted(os.listdir(commands)) if name.endswith(".py")]:
+            with open(path, encoding="utf-8") as f:
                 tree = ast.parse(f.read())
             modules |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         self.assertNotIn("http.api", modules)

@@ -1,18 +1,18 @@
 """The `flowmem` command as a user meets it: short help, --help-all, one-line usage errors, export and import;
-list, delete-message, an idempotent add, fallback results marked line by line, a mistyped command, a busy port
-and a --db that cannot be one."""
-import http.client
+list, delete-message, an idempotent add, fallback results marked line by line, a mistyped command and a --db
+that cannot be one; in this process (tests/cli_inprocess.py)."""
 import io
 import json
 import os
-import socket
 import tempfile
 import unittest
 from contextlib import redirect_stderr
 
-from flowmem import cli_portable, config as config_module
-from tests.helpers import DAY_MS, T0, CliMixin, add_body
-from tests.server import ROOT, ServerProcess
+from flowmem import config as config_module
+from flowmem.commands import export_import
+from tests.cli_inprocess import InProcessCli
+from tests.helpers import DAY_MS, T0, add_body
+from tests.server import ROOT
 
 SAMPLE = os.path.join(ROOT, "fixtures", "locomo-format-sample.json")
 COMMANDS = ("serve", "add", "search", "list", "export", "import", "delete-message", "delete-user", "stats", "init",
@@ -25,7 +25,7 @@ def options(help_text):
     return help_text.split("\noptions:\n", 1)[1].split("\n\n", 1)[0].splitlines()
 
 
-class CliTestCase(CliMixin, unittest.TestCase):
+class CliTestCase(InProcessCli, unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="flowmem-cli-")
         self.addCleanup(self.tmp.cleanup)
@@ -104,19 +104,6 @@ class UsageErrorTest(CliTestCase):
         result = self.run_cli("serve", "--api-k", "abc", "--db", self.db)
         self.assert_one_line_error(result, "unrecognized arguments: --api-k")
         self.assertFalse(os.path.exists(self.db))
-
-    def test_a_key_given_as_a_flag_is_the_key_and_a_warning_says_it_shows_in_ps(self):
-        server = ServerProcess(self.db, ["--api-key", "abc"])
-        try:
-            for key, status in ((None, 401), ("abc", 200)):
-                conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=20)
-                conn.request("POST", "/search", json.dumps({"query": "x", "user_id": "u", "top_k": 1}),
-                             dict({"Content-Type": "application/json"}, **({"X-Api-Key": key} if key else {})))
-                self.assertEqual(conn.getresponse().status, status)
-                conn.close()
-        finally:
-            server.stop()
-        self.assertIn("flowmem: warning: a key given on the command line shows in `ps`", server.log())
 
     def test_add_names_the_input_line_that_fails(self):
         lines = [json.dumps(add_body("u", "s", ["A: one"])), "",
@@ -199,17 +186,17 @@ class ExportImportTest(CliTestCase):
 
     def test_a_long_run_reports_progress_on_stderr_at_intervals(self):
         now = [0.0]
-        progress = cli_portable.Progress("import f", clock=lambda: now[0])
+        progress = export_import.Progress("import f", clock=lambda: now[0])
         stderr = io.StringIO()
         with redirect_stderr(stderr):
             progress("1 of 9 Adds imported")  # too soon: nothing
-            now[0] = cli_portable.PROGRESS_EVERY_S
+            now[0] = export_import.PROGRESS_EVERY_S
             progress("5 of 9 Adds imported")
             progress("6 of 9 Adds imported")  # too soon again
             progress("9 of 9 Adds imported", final=True)  # the last word once anything was said
         self.assertEqual(stderr.getvalue().splitlines(),
                          ["flowmem: import f: 5 of 9 Adds imported", "flowmem: import f: 9 of 9 Adds imported"])
-        quiet = cli_portable.Progress("export", clock=lambda: 0.0)
+        quiet = export_import.Progress("export", clock=lambda: 0.0)
         with redirect_stderr(stderr):
             quiet("done", final=True)  # a short run says nothing
         self.assertEqual(len(stderr.getvalue().splitlines()), 2)
@@ -352,18 +339,6 @@ class PlainOutputTest(CliTestCase):
 
 
 class ClearErrorsTest(CliTestCase):
-    def test_a_port_in_use_is_named_with_the_flag_that_chooses_another(self):
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(1)
-        self.addCleanup(sock.close)
-        port = sock.getsockname()[1]
-        result = self.run_cli("serve", "--db", self.db, "--host", "127.0.0.1", "--port", str(port))
-        self.assertEqual(result.returncode, 1)
-        self.assertEqual(result.stderr.strip().splitlines()[-1],
-                         "flowmem: error: port %d is in use on 127.0.0.1; choose another with --port" % port)
-        self.assertNotIn("Traceback", result.stderr)
-
     def test_a_db_that_cannot_be_a_database_file_is_named_and_nothing_is_created(self):
         missing = os.path.join(self.tmp.name, "no", "such")
         a_file = os.path.join(self.tmp.name, "a-file")

@@ -11,8 +11,9 @@ import time
 import unittest
 from unittest import mock
 
-from flowmem import cli_portable, memory as memory_module
-from flowmem.cli_parser import UsageError
+from flowmem import memory as memory_module
+from flowmem.commands import export_import as cli_portable
+from flowmem.commands.command import UsageError
 from flowmem.config import load
 from flowmem.errors import InvalidField, StorageFull
 from flowmem.http.api import App

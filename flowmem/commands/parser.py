@@ -1,9 +1,9 @@
 """The `flowmem` command's arguments: short help, `--help-all`, one-line usage errors.
 
 Every setting of config.Config is a flag, `--<name with dashes>`, with the help text
-declared beside the field. A command takes the settings of the groups it uses
-(COMMAND_GROUPS), but its `--help` shows only the few a user of it reaches for
-(SHORT_HELP), one line each, so it fits a screen; `--help-all` shows every flag the
+declared beside the field. A command takes the settings of the groups its record names
+(Command.groups), but its `--help` shows only the few a user of it reaches for
+(Command.short), one line each, so it fits a screen; `--help-all` shows every flag the
 command takes with its whole help text (the ranking weights only there). `flowmem
 settings` prints them all as the Markdown tables docs/operations.md's Settings section
 holds a copy of (tests/test_cli.py compares the two).
@@ -17,31 +17,15 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import sys
 import textwrap
-from typing import Any, Callable, Dict, List, NoReturn, Sequence
+from typing import Any, Callable, List, NoReturn, Sequence
 
-from . import config as config_module
-from .errors import FlowmemError, InvalidField
-from .storage.settings import ViewSettings, flag_value
-from .validation import integer_text
+from .. import config as config_module
+from ..errors import InvalidField
+from ..storage.settings import ViewSettings, flag_value
+from ..validation import integer_text
 
-# The groups of config.GROUPS each command takes; a command not named takes DEFAULT_GROUPS.
-# Index settings are checked against the database by every command that opens one.
-DEFAULT_GROUPS = ("database", "index")
-COMMAND_GROUPS: Dict[str, Sequence[str]] = {
-    "serve": tuple(config_module.GROUPS),
-    "search": ("database", "index", "results", "ranking"),
-    "mcp": ("database", "index", "results", "ranking"),  # it searches too
-}
-
-# The settings each command's short --help shows (the others: --help-all), with a shorter
-# line where the declared help is long. Every command that opens a database shows --db.
-SHORT_HELP: Dict[str, Sequence[str]] = {
-    "serve": ("db", "host", "port", "api_key_file", "api_key", "workers", "allowed_hosts", "log_level"),
-    "init": ("db", "window_size", "stem"),
-    "reindex": ("db", "window_size", "stem"),
-}
+# A shorter line for a setting whose declared help is long, in the short --help of every command.
 SHORT_TEXT = {
     "db": "the SQLite database file",
     "allowed_hosts": "Host names answered besides localhost and IP literals",
@@ -50,10 +34,6 @@ SHORT_TEXT = {
     "workers": "threads that answer requests",
     "stem": "index (and read questions as) word stems",
 }
-
-
-class UsageError(FlowmemError):
-    """A command used wrongly, or input it cannot read: the CLI's own error, printed as one line."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -164,10 +144,9 @@ def default_text(setting: config_module.Setting, value: Callable[[str], str] = s
     return value(flag_value(setting.default))
 
 
-def settings_flags(parser: argparse.ArgumentParser, command: str, show_all: bool) -> None:
-    """A flag for every setting `command` takes; help for those SHORT_HELP names, or for all if `show_all`."""
-    groups = COMMAND_GROUPS.get(command, DEFAULT_GROUPS)
-    short = SHORT_HELP.get(command, ("db",))
+def settings_flags(parser: argparse.ArgumentParser, groups: Sequence[str], short: Sequence[str],
+                   show_all: bool) -> None:
+    """A flag for every setting of `groups`; help for those `short` names, or for all if `show_all`."""
     for group, title in config_module.GROUPS.items():
         if group not in groups:
             continue
@@ -228,8 +207,3 @@ def settings_table() -> str:
                 lines.append("| `%s` | `%s` | %s | %s |" % (flag_name(setting.name), setting.variable, default,
                                                               _cell(setting.help)))
     return "\n".join(lines[1:]) + "\n"
-
-
-def warn(text: str) -> None:
-    """A one-line warning on stderr."""
-    print("flowmem: warning: %s" % text, file=sys.stderr, flush=True)

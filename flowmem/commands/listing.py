@@ -21,24 +21,19 @@ import json
 import sys
 from typing import Any, Callable, Dict, Optional
 
-from .cli_parser import UsageError, integer, settings_flags
-from .decoding import decode_json
-from .memory import Memory
-from .paging import walk
-from .validation import MAX_PAGE
+from ..memory import Memory
+from ..paging import walk
+from ..validation import MAX_PAGE
+from .command import Command, UsageError, json_object, loaded
+from .parser import integer
 
 KINDS = ("messages", "sessions", "users")
 MESSAGE_FILTERS = ("session", "since", "until", "metadata", "order")
 DEFAULT_LIMIT = 100
 CLIP = 72  # characters of a message's content on its line: with id, date, session and role, about 120 columns
 
-DESCRIPTION = ("List a user's messages (the default), a user's sessions, or the users, oldest first, one line "
-               "each (dates UTC), or as JSON lines with --json. Read-only.")
 
-
-def add_command(command: Callable[[str, str, str], argparse.ArgumentParser], show_all: bool) -> None:
-    """`list`'s parser (cli.build_parser's `command` makes it)."""
-    p = command("list", "list a user's messages, a user's sessions, or the users", DESCRIPTION)
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("what", nargs="?", choices=KINDS, default="messages", help="what to list (default: messages)")
     p.add_argument("--user", help="the user_id whose messages or sessions to list")
     p.add_argument("--session", metavar="ID", help="only messages of this session_id")
@@ -49,23 +44,15 @@ def add_command(command: Callable[[str, str, str], argparse.ArgumentParser], sho
     p.add_argument("--limit", type=integer, default=DEFAULT_LIMIT, metavar="N",
                    help="at most N rows (default: %d; 0: all)" % DEFAULT_LIMIT)
     p.add_argument("--json", action="store_true", help="one JSON object a line, as the listing returns it")
-    settings_flags(p, "list", show_all)
 
 
-def json_object(text: Optional[str], flag: str) -> Optional[Dict[str, Any]]:
-    """The JSON object a flag such as --metadata gives (None if not given); UsageError otherwise."""
-    if text is None:
-        return None
-    try:
-        value = decode_json(text)
-    except ValueError as e:
-        raise UsageError("%s is not valid JSON: %s" % (flag, e)) from e
-    if not isinstance(value, dict):
-        raise UsageError("%s must be a JSON object, such as '{\"topic\": \"travel\"}'" % flag)
-    return value
+def _list(args: argparse.Namespace) -> int:
+    with Memory(loaded(args), read_only=True, create=False) as memory:
+        listed(memory, args)
+    return 0
 
 
-def run(memory: Memory, args: argparse.Namespace) -> None:
+def listed(memory: Memory, args: argparse.Namespace) -> None:
     """List what `args` asks for from `memory` to stdout (a note on stderr when --limit cut it short)."""
     _check(args)
     if args.limit < 0:
@@ -142,3 +129,8 @@ def _user_line(row: Dict[str, Any]) -> str:
 LINES: Dict[str, Callable[[Dict[str, Any]], str]] = {
     "messages": _message_line, "sessions": _session_line, "users": _user_line}
 
+LIST = Command(
+    "list", "list a user's messages, a user's sessions, or the users",
+    "List a user's messages (the default), a user's sessions, or the users, oldest first, one line "
+    "each (dates UTC), or as JSON lines with --json. Read-only.",
+    _list, _arguments)

@@ -6,21 +6,24 @@ idempotent by (request_id, user_id), so an interrupted import is finished by run
 it again. `import` also reads a LoCoMo-format JSON file (portable.py's reader: one
 user per conversation), so a benchmark's conversations can be loaded without a server.
 Records go to stdout, progress and the summary to stderr and stdout as each says; a
-run that lasts shows a progress line on stderr every PROGRESS_EVERY_S seconds.
+run that lasts shows a progress line on stderr every PROGRESS_EVERY_S seconds. `import`
+reads and checks its whole file before the database is opened (or made): a file with a
+bad record creates nothing.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from . import portable
-from .cli_parser import UsageError
-from .decoding import decode_json, decode_json_object
-from .errors import BadRequest, FlowmemError, InvalidField
-from .memory import Memory
-from .validation import parse_add
+from .. import portable
+from ..decoding import decode_json, decode_json_object
+from ..errors import BadRequest, FlowmemError, InvalidField
+from ..memory import Memory
+from ..validation import parse_add
+from .command import Command, UsageError, loaded, read_input
 
 PROGRESS_EVERY_S = 2.0
 
@@ -146,3 +149,40 @@ def import_records(memory: Memory, name: str, kind: str, records: List[Tuple[str
     return ("imported %s (%s) into %s: %d Adds, %d stored, %d already stored, %d messages stored"
             % (name, kind, memory.config.db, result["requests"], result["stored"], result["already_stored"],
                result["messages"]))
+
+
+def _export_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--user", help="only this user_id's Adds")
+
+
+def _import_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="the file, or - for standard input")
+
+
+def _export(args: argparse.Namespace) -> int:
+    with Memory(loaded(args), read_only=True, create=False) as memory:
+        export(memory, args.user)
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    config = loaded(args)
+    kind, records = read_records(read_input(args.file))
+    checked(records)
+    with Memory(config, read_only=False, create=True) as memory:
+        print(import_records(memory, "standard input" if args.file == "-" else args.file, kind, records))
+    return 0
+
+
+EXPORT = Command(
+    "export", "write every Add stored (or one user's) as JSON lines, for import",
+    "Write the Add bodies stored, one JSON object a line, in the order they were stored: "
+    "`flowmem import` replays them (idempotent). Read-only; progress goes to stderr.",
+    _export, _export_arguments)
+
+IMPORT = Command(
+    "import", "add a flowmem export (JSON lines) or a LoCoMo-format JSON file",
+    "Add the records of FILE: a flowmem export (one Add body a line, or a JSON array of "
+    "them), or a LoCoMo-format JSON file (one user per conversation, one session per session, "
+    "\"Speaker: text\" messages). Adds already stored are skipped. Progress goes to stderr.",
+    _import, _import_arguments)
