@@ -51,6 +51,7 @@ class RequestFramer:
         self.max_body_bytes = max_body_bytes
         self.request_line = b""  # known once the head is complete: for log lines
         self.expects_continue = False  # the client waits for "100 Continue" before sending its body
+        self.continued = False  # the loop (server.py) has sent it that "100 Continue"
         self._head_end = 0  # offset just past the blank line; 0 until the head is complete
         self._length: Optional[int] = None  # Content-Length, or None for a chunked body
         self._skip = 0  # empty lines before the request line (a client's stray CRLF after a body)

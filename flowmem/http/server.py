@@ -30,6 +30,10 @@ liked: 1,000 such clients held 1,000 threads, and 520 held every slot. Here:
   connection share a budget; a request that would exceed it gets 503.
 - SIGTERM (`stop`): stop accepting, close idle connections, let half-sent requests
   finish until `shutdown_timeout_s`, answer every request received whole, close.
+
+Each connection is in one state (`State`, connection.py: reading, answering, writing,
+closing, draining, idle, closed), which alone says what the loop watches it for and what
+a deadline, a new connection or the shutdown does to it.
 """
 from __future__ import annotations
 
@@ -46,7 +50,7 @@ from typing import Any, Deque, Dict, Optional, Set, Tuple
 from ..config import Config
 from ..errors import FlowmemError, Overloaded, RequestTimeout, Unavailable
 from .api import App
-from .connection import Connection, listen, raise_file_limit
+from .connection import EVENTS, Connection, State, listen, raise_file_limit
 from .framing import Request, RequestFramer
 from .handler import answer, log_request, serialize
 from .lanes import LANES, THREAD_NAMES, lane_of, lanes_of_workers
@@ -129,7 +133,7 @@ class Server:
         else:
             if mask & selectors.EVENT_READ:
                 self._read(data, now)
-            if mask & selectors.EVENT_WRITE and not data.closed:
+            if mask & selectors.EVENT_WRITE and data.state is not State.CLOSED:
                 self._write(data, now)
 
     def _finished(self) -> bool:
@@ -157,11 +161,11 @@ class Server:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn = Connection(sock, now, self.config.request_timeout_s, self.config.max_body_bytes)
             self.connections.add(conn)
-            self._watch(conn, selectors.EVENT_READ)
+            self._watch(conn, EVENTS[conn.state])
 
     def _evict_oldest(self) -> bool:
         """Close the connection that has waited longest for (the rest of) a request; False if none waits."""
-        waiting = [c for c in self.connections if not c.busy and not c.out]
+        waiting = [c for c in self.connections if c.waiting()]
         if not waiting:
             return False
         self._close(min(waiting, key=lambda c: c.since))
@@ -179,10 +183,10 @@ class Server:
         if not data:
             self._close(conn)  # the client closed; a half-sent request is dropped
             return
-        if conn.draining:
+        if conn.state is State.DRAINING:
             return  # the response is sent; what the client still sends is discarded
-        if conn.idle:
-            conn.idle = False
+        if conn.state is State.IDLE:
+            self._become(conn, State.READING)
             conn.since = now
             conn.deadline = now + self.config.request_timeout_s
         before = len(conn.buffer)
@@ -203,8 +207,8 @@ class Server:
             self._refuse(conn, e, now)
             return
         if found is None:
-            if conn.framer.expects_continue and not conn.continued:
-                conn.continued = True
+            if conn.framer.expects_continue and not conn.framer.continued:
+                conn.framer.continued = True
                 self._send_now(conn, _CONTINUE)
             return
         request, used = found
@@ -212,14 +216,12 @@ class Server:
         del conn.buffer[:used]
         self._account(before, len(conn.buffer))
         conn.framer = RequestFramer(self.config.max_body_bytes)
-        conn.continued = False
         if self.inflight >= self.config.max_inflight:
             self._refuse(conn, Overloaded("too many requests in flight; retry shortly"), now,
                          request_line=request.head.split(b"\n", 1)[0].rstrip(b"\r"))
             return
-        conn.busy = True
         conn.deadline = float("inf")
-        self._watch(conn, 0)
+        self._become(conn, State.ANSWERING)
         self.inflight += 1
         self.lanes[lane_of(request.head)].put((conn, request, time.perf_counter()))
 
@@ -252,11 +254,9 @@ class Server:
         while self.done:
             conn, rest, close = self.done.popleft()
             self.inflight -= 1
-            conn.busy = False
-            if conn.closed:
+            if conn.state is State.CLOSED:
                 continue
-            conn.closing = close or self.stopping
-            self._queue_output(conn, rest, now)
+            self._queue_output(conn, rest, now, close or self.stopping)
 
     def _refuse(self, conn: Connection, error: FlowmemError, now: float, request_line: Optional[bytes] = None) -> None:
         """Answer with `error` from the loop itself and close: the request is not read further."""
@@ -268,17 +268,17 @@ class Server:
         before = len(conn.buffer)
         conn.buffer = bytearray()
         self._account(before, 0)
-        conn.closing = True
-        self._queue_output(conn, serialize(error_response(error), True), now)
+        self._queue_output(conn, serialize(error_response(error), True), now, close=True)
 
-    def _queue_output(self, conn: Connection, data: bytes, now: float) -> None:
+    def _queue_output(self, conn: Connection, data: bytes, now: float, close: bool) -> None:
+        """Send what is left of a response (`data`) as the client takes it; `close`: the connection after it."""
         if data:
             conn.out = memoryview(data)
             conn.deadline = now + self.config.request_timeout_s
-            self._watch(conn, selectors.EVENT_WRITE)
+            self._become(conn, State.CLOSING if close else State.WRITING)
             self._write(conn, now)
         else:
-            self._response_sent(conn, now)
+            self._response_sent(conn, now, close)
 
     def _write(self, conn: Connection, now: float) -> None:
         try:
@@ -290,18 +290,17 @@ class Server:
             return
         conn.out = conn.out[sent:]
         if not conn.out:
-            self._response_sent(conn, now)
+            self._response_sent(conn, now, conn.state is State.CLOSING)
 
-    def _response_sent(self, conn: Connection, now: float) -> None:
-        if conn.closing:
+    def _response_sent(self, conn: Connection, now: float, close: bool) -> None:
+        if close:
             self._drain(conn, now)
             return
-        conn.idle = True
+        self._become(conn, State.IDLE)
         conn.since = now
         conn.deadline = now + self.config.keepalive_timeout_s
-        self._watch(conn, selectors.EVENT_READ)
         if conn.buffer:  # a pipelined request came with the last one
-            conn.idle = False
+            self._become(conn, State.READING)
             conn.deadline = now + self.config.request_timeout_s
             self._frame(conn, now)
 
@@ -311,16 +310,15 @@ class Server:
         except OSError:
             self._close(conn)
             return
-        conn.draining = True
+        self._become(conn, State.DRAINING)
         conn.since = now
         conn.deadline = now + LINGER_S
-        self._watch(conn, selectors.EVENT_READ)
 
     # -- time ----------------------------------------------------------------------
 
     def _sweep(self, now: float) -> None:
         for conn in [c for c in self.connections if now >= c.deadline]:
-            if conn.buffer and not conn.draining and not conn.out:
+            if conn.state is State.READING and conn.buffer:
                 self._refuse(conn, RequestTimeout("the request did not arrive whole within %g s"
                                                   % self.config.request_timeout_s), now)
                 conn.deadline = now + LINGER_S
@@ -333,17 +331,22 @@ class Server:
         self.selector.unregister(self.listener)
         self.listener.close()
         for conn in list(self.connections):
-            if conn.busy or conn.out:
+            if conn.state in (State.ANSWERING, State.WRITING, State.CLOSING):
                 continue
-            if conn.idle or conn.draining or not conn.buffer:
+            if conn.state in (State.IDLE, State.DRAINING) or not conn.buffer:
                 self._close(conn)
             else:
                 conn.deadline = min(conn.deadline, self._stop_by)  # half-sent: it may still finish
 
     # -- bookkeeping -----------------------------------------------------------------
 
+    def _become(self, conn: Connection, state: State) -> None:
+        """Step `conn` to `state` (connection.py says which steps there are) and watch what it waits for."""
+        conn.become(state)
+        self._watch(conn, EVENTS[state])
+
     def _watch(self, conn: Connection, events: int) -> None:
-        if events == conn.events or conn.closed:
+        if events == conn.events:
             return
         if not events:
             self.selector.unregister(conn.sock)
@@ -354,10 +357,9 @@ class Server:
         conn.events = events
 
     def _close(self, conn: Connection) -> None:
-        if conn.closed:
+        if conn.state is State.CLOSED:
             return
-        self._watch(conn, 0)
-        conn.closed = True
+        self._become(conn, State.CLOSED)
         self._account(len(conn.buffer), 0)
         conn.buffer = bytearray()
         self.connections.discard(conn)
