@@ -42,32 +42,32 @@ serve:
 
 # flowmem as one file, dist/flowmem.pyz, that any Python 3.9+ runs: `python3 dist/flowmem.pyz serve`.
 pyz:
-	$(PYTHON) tools/build_pyz.py --out dist/flowmem.pyz
+	$(PYTHON) -m tools.build_pyz --out dist/flowmem.pyz
 
 # The development split of LoCoMo (from https://github.com/snap-research/locomo, data/locomo10.json) at $(LOCOMO).
 locomo-dev:
 	@test -n "$(LOCOMO10)" || { echo "error: give LOCOMO10=PATH/locomo10.json (from https://github.com/snap-research/locomo)" >&2; exit 1; }
-	$(PYTHON) tools/locomo_dev.py $(LOCOMO10) --out $(LOCOMO)
+	$(PYTHON) -m tools.locomo_dev $(LOCOMO10) --out $(LOCOMO)
 
 # Retrieval quality on the LoCoMo development split (path: LOCOMO=...).
 eval:
-	$(PYTHON) tools/eval.py locomo $(LOCOMO)
+	$(PYTHON) -m tools.eval locomo $(LOCOMO)
 
 # Retrieval quality on the committed synthetic suite.
 eval-synthetic:
-	$(PYTHON) tools/eval.py synthetic
+	$(PYTHON) -m tools.eval synthetic
 
 # Speed: Add throughput (in-process and over HTTP), Search latency beside bare FTS5, memory, disk.
 bench:
-	$(PYTHON) tools/bench.py
+	$(PYTHON) -m tools.bench
 
 # Speed on real conversation text: one user of LoCoMo text at 1k/10k/100k messages beside bare FTS5 (LOCOMO=...).
 bench-locomo:
-	$(PYTHON) tools/bench_locomo.py $(LOCOMO)
+	$(PYTHON) -m tools.bench_locomo $(LOCOMO)
 
 # Search latency of one user inside 1M messages of 1,000 others vs an empty database.
 bench-isolation:
-	$(PYTHON) tools/bench_isolation.py
+	$(PYTHON) -m tools.bench_isolation
 
 # Run the independent contract checker against a server you started (ENDPOINT=...).
 ENDPOINT ?= http://127.0.0.1:8000
@@ -78,11 +78,11 @@ check-contract:
 SOAK_DURATION ?= 600
 .PHONY: soak bench-slow-clients
 soak:
-	$(PYTHON) tools/soak.py --duration $(SOAK_DURATION)
+	$(PYTHON) -m tools.soak --duration $(SOAK_DURATION)
 
 # What slow and hostile clients (slowloris, stalled bodies, idle, non-readers) cost a real client.
 bench-slow-clients:
-	$(PYTHON) tools/bench_slow_clients.py
+	$(PYTHON) -m tools.bench_slow_clients
 
 # A loopback cluster (issue 14): 3 nodes, Litestream beside each where installed, HAProxy in front, in ./cluster.
 .PHONY: cluster cluster-down test-cluster bench-cluster
@@ -98,4 +98,4 @@ test-cluster:
 
 # Add throughput and Search p50/p99 through the front (1 and 3 nodes) beside a node directly (LOCOMO=...).
 bench-cluster:
-	$(PYTHON) tools/bench_cluster.py $(LOCOMO)
+	$(PYTHON) -m tools.bench_cluster $(LOCOMO)

@@ -27,8 +27,8 @@ TIMEOUT_S = 120
 
 class ClusterBenchesTest(unittest.TestCase):
     def bench(self, tool: str, *args: str) -> str:
-        """`python tools/<tool> ARGS`'s output; the test fails unless it exits 0."""
-        result = subprocess.run([sys.executable, os.path.join(ROOT, "tools", tool), *args], cwd=ROOT,
+        """`python3 -m tools.<tool> ARGS`'s output (from the clone's root); the test fails unless it exits 0."""
+        result = subprocess.run([sys.executable, "-m", "tools." + tool[:-len(".py")], *args], cwd=ROOT,
                                 capture_output=True, text=True, timeout=TIMEOUT_S)
         self.assertEqual(result.returncode, 0, "%s %s:\n%s%s" % (tool, " ".join(args), result.stdout,
                                                                  result.stderr[-4000:]))

@@ -7,8 +7,9 @@ import unittest
 
 from flowmem.config import load
 from tests.server import ROOT, ServerProcess
+from tools.benchkit.stats import nearest_rank as percentile
 from tools.evalkit import compare, dataset, metrics, runner
-from tools.evalkit.replay import HttpClient, InProcessClient, add_bodies, percentile
+from tools.evalkit.replay import HttpClient, InProcessClient, add_bodies
 
 SAMPLE = os.path.join(ROOT, "fixtures", "locomo-format-sample.json")
 
@@ -127,20 +128,21 @@ class EvalCommandTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             out_a, out_b = os.path.join(tmp, "a.jsonl"), os.path.join(tmp, "b.jsonl")
             for out, extra in ((out_a, []), (out_b, ["--set", "window_size=2"])):
-                result = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "eval.py"), "locomo", SAMPLE,
-                                         "--out", out] + extra, capture_output=True, text=True, timeout=120)
+                result = subprocess.run([sys.executable, "-m", "tools.eval", "locomo", SAMPLE,
+                                         "--out", out] + extra, capture_output=True, text=True, cwd=ROOT, timeout=120)
                 self.assertEqual(result.returncode, 0, result.stderr)
                 self.assertIn("| overall | 7 |", result.stdout)
                 self.assertIn("2 skipped", result.stdout)
             for spelling in ("compare", "--compare"):
                 result = subprocess.run(
-                    [sys.executable, os.path.join(ROOT, "tools", "eval.py"), spelling, out_a, out_b],
-                    capture_output=True, text=True, timeout=60)
+                    [sys.executable, "-m", "tools.eval", spelling, out_a, out_b],
+                    capture_output=True, text=True, cwd=ROOT, timeout=60)
                 self.assertEqual(result.returncode, 0, result.stderr)
                 self.assertIn("| hit@10 | 7 |", result.stdout)
             categories = sorted({q["category"] for q in runner.read_jsonl(out_a)})
-            result = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "eval.py"), "compare", out_a, out_b,
-                                     "--category", categories[0]], capture_output=True, text=True, timeout=60)
+            result = subprocess.run([sys.executable, "-m", "tools.eval", "compare", out_a, out_b,
+                                     "--category", categories[0]], capture_output=True, text=True, cwd=ROOT,
+                                    timeout=60)
             self.assertEqual(result.returncode, 0, result.stderr)
             n = sum(1 for q in runner.read_jsonl(out_a) if q["category"] == categories[0])
             self.assertLess(n, 7)

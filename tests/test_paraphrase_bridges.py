@@ -6,7 +6,7 @@ from flowmem.retrieval.query import analyze
 from flowmem.text import lexicon
 from flowmem.text.stem import stem
 from tests.helpers import MemoryTestCase, add_body
-from tools.build_lexicon import definition_words
+from tools.buildkit.wordnet import definition_words
 
 # Where Keira grew up, among everyday filler and messages that share the question's other words.
 FILLER = ["Sam: The %s was %s today, so I %s." % (a, b, c) for a in ("weather", "traffic", "train", "market")

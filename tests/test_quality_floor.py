@@ -1,11 +1,11 @@
 """A ranking regression fails `make test`: floors on the committed synthetic suite.
 
-Each floor sits just below what `python tools/eval.py synthetic` measured when it was
+Each floor sits just below what `python -m tools.eval synthetic` measured when it was
 set (README, Results); raise them when retrieval improves, never lower them to make
 a change pass. The overall floors hold for the original users (numbered below
 synthetic.HARD_FIRST); the harder groups appended after them (tools/evalkit/
 synthetic_hard.py) have floors of their own, set just under what the code scored when
-they were added (`python tools/eval.py synthetic`, 2026-11-30), to be raised as they improve.
+they were added (`python -m tools.eval synthetic`, 2026-11-30), to be raised as they improve.
 """
 import os
 import tempfile

@@ -22,7 +22,7 @@ from tools.evalkit.synthetic import HARD_FIRST, dumps, generate
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(REPO, "fixtures", "synthetic-small.json")
-CLI = os.path.join(REPO, "tools", "synthetic.py")
+CLI = ["-m", "tools.synthetic"]  # run from anywhere with the clone on PYTHONPATH
 CATEGORIES = ["single-hop", "multi-session", "knowledge-update", "temporal-relative", "temporal-absolute",
               "multiple-choice", "paraphrase", "unanswerable", "typo", "period", "update-cue"]
 
@@ -137,8 +137,8 @@ class DeterminismTest(SyntheticTestCase):
         with tempfile.TemporaryDirectory() as tmp:
             for hash_seed in ("0", "4242"):
                 out = os.path.join(tmp, "suite-%s.json" % hash_seed)
-                env = dict(os.environ, PYTHONHASHSEED=hash_seed)
-                subprocess.run([sys.executable, CLI, "--seed", "1", "--size", "small", "--out", out],
+                env = dict(os.environ, PYTHONHASHSEED=hash_seed, PYTHONPATH=REPO)
+                subprocess.run([sys.executable, *CLI, "--seed", "1", "--size", "small", "--out", out],
                                check=True, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 with open(out, "rb") as f:
                     self.assertEqual(f.read(), expected, "PYTHONHASHSEED=%s changed the output" % hash_seed)
@@ -148,7 +148,7 @@ class DeterminismTest(SyntheticTestCase):
             text = f.read()
         self.assertTrue(text == dumps(self.dataset),
                         "fixtures/synthetic-small.json is stale: regenerate it with "
-                        "python tools/synthetic.py --seed 1 --size small --out fixtures/synthetic-small.json")
+                        "python -m tools.synthetic --seed 1 --size small --out fixtures/synthetic-small.json")
         self.assertEqual(load_json(FIXTURE).conversations, self.dataset.conversations)
 
     def test_json_round_trip(self) -> None:

@@ -15,7 +15,7 @@ from tools.evalkit.synthetic_chat import CATEGORIES, RELATIVE, WEEKDAYS, dumps, 
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(REPO, "fixtures", "synthetic-chat.json")
-CLI = os.path.join(REPO, "tools", "synthetic.py")
+CLI = ["-m", "tools.synthetic"]  # run from anywhere with the clone on PYTHONPATH
 UTC = datetime.timezone.utc
 ONE = datetime.timedelta(days=1)
 
@@ -55,7 +55,7 @@ def expected_span(expression: str, day: datetime.date) -> List[datetime.date]:
 class DeterminismTest(unittest.TestCase):
     def test_the_committed_fixture_is_what_the_generator_writes(self) -> None:
         with open(FIXTURE, encoding="utf-8") as f:
-            self.assertEqual(f.read(), TEXT, "regenerate: python tools/synthetic.py --chat --seed 1 --out %s" % FIXTURE)
+            self.assertEqual(f.read(), TEXT, "regenerate: python -m tools.synthetic --chat --seed 1 --out %s" % FIXTURE)
 
     def test_two_runs_give_the_same_bytes(self) -> None:
         self.assertEqual(dumps(generate(1)), TEXT)
@@ -66,8 +66,8 @@ class DeterminismTest(unittest.TestCase):
     def test_the_cli_writes_the_same_bytes_under_another_hash_seed(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "chat.json")
-            env = dict(os.environ, PYTHONHASHSEED="12345")
-            subprocess.run([sys.executable, CLI, "--chat", "--seed", "1", "--out", out], check=True, env=env,
+            env = dict(os.environ, PYTHONHASHSEED="12345", PYTHONPATH=REPO)
+            subprocess.run([sys.executable, *CLI, "--chat", "--seed", "1", "--out", out], check=True, env=env,
                            capture_output=True)
             with open(out, encoding="utf-8") as f:
                 self.assertEqual(f.read(), TEXT)

@@ -28,8 +28,16 @@ LOCOMO_TOOLS = (
 
 
 def run_tool(name, args, cwd=ROOT):
-    return subprocess.run([sys.executable, os.path.join(ROOT, "tools", name)] + args, capture_output=True,
-                          text=True, cwd=cwd, timeout=120)
+    """tools/`name` run as a user runs it: `python3 -m tools.NAME` with the clone importable from `cwd`.
+
+    contract_check.py is the exception: independent of the clone on purpose, it runs by its path.
+    """
+    if name == "contract_check.py":
+        command = [sys.executable, os.path.join(ROOT, "tools", name)]
+    else:
+        command = [sys.executable, "-m", "tools." + name[:-len(".py")]]
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run(command + args, capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
 
 
 class MissingDataTest(unittest.TestCase):

@@ -1,6 +1,6 @@
-"""Tuning ranks as serving does: the items tools/tune.py scores are the ones Memory.search returns.
+"""Tuning ranks as serving does: the items tools/evalkit/tuning.py scores are the ones Memory.search returns.
 
-tools/tune.py prepares each question once (pipeline.prepare) and ranks it again with
+tools/evalkit/tuning.py prepares each question once (pipeline.prepare) and ranks it again with
 every trial's settings through pipeline.ranked_items, the function search() ends
 with. These tests replay the synthetic suite into a memory, prepare its questions as
 tune does, and ask a Memory with the same settings every question.
@@ -13,8 +13,8 @@ import unittest
 from flowmem.config import load
 from flowmem.memory import Memory
 from tests.server import ROOT
-from tools import crossval, tune
-from tools.evalkit import dataset as datasets
+from tools import crossval
+from tools.evalkit import dataset as datasets, tuning
 from tools.evalkit.replay import ask, replay
 
 SYNTHETIC = os.path.join(ROOT, "fixtures", "synthetic-small.json")
@@ -31,13 +31,13 @@ class TunedOrderIsServedOrderTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="flowmem-tuning-")
-        cls.db = os.path.join(cls.tmp, "tune.db")
+        cls.db = os.path.join(cls.tmp, "tuning.db")
         cls.data = datasets.load_json(SYNTHETIC)
         memory = cls.memory_with({})
         try:
             for conversation in cls.data.conversations:
                 replay(memory, conversation)
-            cls.questions = tune.prepare(cls.data, memory)
+            cls.questions = tuning.prepare(cls.data, memory)
         finally:
             memory.close()
 
@@ -51,14 +51,14 @@ class TunedOrderIsServedOrderTest(unittest.TestCase):
 
     def tuned(self, settings):
         """{qid: the items tune scores with `settings`}, from the questions prepared once."""
-        ranking = tune.ranking_of(settings)
-        return {q.qid: tune.ranked_items(q, ranking) for q in self.questions}
+        ranking = tuning.ranking_of(settings)
+        return {q.qid: tuning.ranked_items(q, ranking) for q in self.questions}
 
     def served(self, settings):
         """{qid: the items a Memory configured with `settings` returns}, asked as tools/eval.py asks."""
         memory = self.memory_with(settings)
         try:
-            return {q.qid: ask(memory, conversation, q, tune.TOP_K)[0]
+            return {q.qid: ask(memory, conversation, q, tuning.TOP_K)[0]
                     for conversation in self.data.conversations for q in conversation.questions}
         finally:
             memory.close()
@@ -88,13 +88,13 @@ class CrossValidationTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.data = datasets.load_locomo(SAMPLE)
-        cls.questions, cls.owners = tune.index_styles(cls.data, "both", {})
+        cls.questions, cls.owners = tuning.index_styles(cls.data, "both", {})
         cls.conversations = list(dict.fromkeys(cls.owners))  # as written, then as typed chat
         cls.written = [c.user_id for c in cls.data.conversations]
-        cls.start = tune.start_settings({})
+        cls.start = tuning.start_settings({})
 
     def test_every_question_is_asked_of_both_styles(self):
-        self.assertEqual(self.conversations, self.written + [c + tune.CHAT_SUFFIX for c in self.written])
+        self.assertEqual(self.conversations, self.written + [c + tuning.CHAT_SUFFIX for c in self.written])
         self.assertEqual(len(self.questions), 2 * sum(len(c.questions) for c in self.data.conversations))
 
     def test_each_fold_tunes_on_every_conversation_but_the_one_it_holds_out(self):
@@ -106,7 +106,7 @@ class CrossValidationTest(unittest.TestCase):
         folds = crossval.run_folds(self.conversations, self.start, spy, lambda training: {})
         self.assertEqual([f.held_out for f in folds], self.written)
         for fold, training in zip(folds, seen):  # held out in both styles
-            held_out = [fold.held_out, fold.held_out + tune.CHAT_SUFFIX]
+            held_out = [fold.held_out, fold.held_out + tuning.CHAT_SUFFIX]
             self.assertFalse(set(held_out) & set(training))
             self.assertEqual(sorted(training + held_out), sorted(self.conversations))
 
@@ -116,7 +116,7 @@ class CrossValidationTest(unittest.TestCase):
         training = [c for c in self.conversations if crossval.fold_of(c) != held_out]
         crossval.ascent_tuner(cache, 1, "coarse")(training, self.start, "")
         ranked = {conversation for conversation, _ in cache.values}
-        self.assertFalse({held_out, held_out + tune.CHAT_SUFFIX} & ranked)
+        self.assertFalse({held_out, held_out + tuning.CHAT_SUFFIX} & ranked)
         self.assertEqual(ranked, set(training))
         self.assertGreater(len(cache.values), 10)
 
@@ -128,7 +128,7 @@ class CrossValidationTest(unittest.TestCase):
         def spy(trial):
             tried.append(trial)
             return cache.summary(self.conversations[1:], trial)
-        settings, _ = tune.ascend([], dict(start), 1, weight_grid=(0.0, 0.5), scorer=spy, only=["weight_reply"])
+        settings, _ = tuning.ascend([], dict(start), 1, weight_grid=(0.0, 0.5), scorer=spy, only=["weight_reply"])
         moved = {name for trial in tried for name in trial if trial[name] != start[name]}
         self.assertEqual(moved, {"weight_reply"})
         self.assertEqual(len(tried), 2)
@@ -139,9 +139,9 @@ class CrossValidationTest(unittest.TestCase):
         training = self.conversations[1:]
         mine = [q for q, owner in zip(self.questions, self.owners) if owner in training]
         for settings in (self.start, dict(self.start, weight_bm25=2.0, rrf_k=5)):
-            expected = tune.score(mine, settings)
+            expected = tuning.score(mine, settings)
             got = cache.summary(training, settings)
-            self.assertEqual({t: got[t] for t in tune.TARGETS}, {t: expected[t] for t in tune.TARGETS})
+            self.assertEqual({t: got[t] for t in tuning.TARGETS}, {t: expected[t] for t in tuning.TARGETS})
 
     def test_held_out_questions_are_ranked_with_the_settings_of_their_own_fold(self):
         first = self.written[0]
@@ -149,14 +149,15 @@ class CrossValidationTest(unittest.TestCase):
         folds = [crossval.Fold(c, [], other if c == first else self.start, {}, {}, 0.0) for c in self.written]
         got = crossval.held_out_outcomes(self.questions, self.owners, folds)
         expected = [a if crossval.fold_of(w) == first else b for a, b, w in
-                    zip(tune.outcomes(self.questions, other), tune.outcomes(self.questions, self.start), self.owners)]
+                    zip(tuning.outcomes(self.questions, other), tuning.outcomes(self.questions, self.start),
+                        self.owners)]
         self.assertEqual(got, expected)
-        self.assertNotEqual(got, tune.outcomes(self.questions, self.start))
+        self.assertNotEqual(got, tuning.outcomes(self.questions, self.start))
 
 class MultipleChoiceTest(unittest.TestCase):
     def test_each_recast_question_has_its_answer_among_four_distinct_options(self):
         data = datasets.load_json(SYNTHETIC)
-        recast = tune.as_multiple_choice(data)
+        recast = tuning.as_multiple_choice(data)
         places = set()
         for conversation in recast.conversations:
             for q in conversation.questions:

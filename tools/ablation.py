@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The ablation ladder: every retrieval component switched off in turn (or on, if off by default).
 
-    python tools/ablation.py [--locomo PATH] [--synthetic PATH] [--synthetic-chat PATH] [--json OUT]
+    python -m tools.ablation [--locomo PATH] [--synthetic PATH] [--synthetic-chat PATH] [--json OUT]
                              [--resamples 2000] [--rows N]
 
 Each row evaluates four suites with one setting changed from the defaults (--rows N:
@@ -22,8 +22,8 @@ for every signal with a weight (head `weight_X`, tail `tail_weight_X`), "with X"
 small weight for one that is off by default, so a new signal gets its row by itself.
 
 Every answer is what Memory.search returns. A row that changes only ranking settings
-(the weights and tune.GRID's names) ranks each question prepared once with the
-defaults' index (tools/tune.py: pipeline.prepare, then pipeline.ranked_items, the
+(the weights and tuning.GRID's names) ranks each question prepared once with the
+defaults' index (tools/evalkit/tuning.py: pipeline.prepare, then pipeline.ranked_items, the
 path search ends with; tests/test_tuning.py proves the orders equal); a row that
 changes the index (stemming, speakers) or the pool (feedback, views) indexes afresh.
 """
@@ -37,17 +37,15 @@ import tempfile
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+from flowmem import config as flowmem_config
+from flowmem.retrieval.signals import SIGNAL_NAMES
+from flowmem.storage.views import MESSAGE
+from tools import data_paths
+from tools.evalkit import compare, dataset as datasets, metrics, runner, tuning
+from tools.evalkit.chatstyle import chat_style
+from tools.evalkit.replay import InProcessClient
 
-from flowmem import config as flowmem_config  # noqa: E402
-from flowmem.retrieval.signals import SIGNAL_NAMES  # noqa: E402
-from flowmem.storage.views import MESSAGE  # noqa: E402
-from tools import data_paths, tune  # noqa: E402
-from tools.evalkit import compare, dataset as datasets, metrics, runner  # noqa: E402
-from tools.evalkit.chatstyle import chat_style  # noqa: E402
-from tools.evalkit.replay import InProcessClient  # noqa: E402
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 TARGETS = ("hit@1", "hit@10", "recall@100", "mrr")
 WITH_INTERVAL = ("hit@1", "hit@10", "mrr")  # changes shown with their paired bootstrap 95% interval
@@ -97,21 +95,21 @@ def rungs() -> List[Tuple[str, Dict[str, Any]]]:
 
 
 def ranking_only(settings: Dict[str, Any]) -> bool:
-    """Whether `settings` change only how prepared questions are ranked (as tools/tune.py's trials do)."""
-    return all("weight_" in name or name in tune.GRID for name in settings)
+    """Whether `settings` change only how prepared questions are ranked (as tools/evalkit/tuning.py's trials do)."""
+    return all("weight_" in name or name in tuning.GRID for name in settings)
 
 
 class Suite:
-    """A dataset, and its questions prepared once with the defaults' index (tune.index_with)."""
+    """A dataset, and its questions prepared once with the defaults' index (tuning.index_with)."""
 
     def __init__(self, data: datasets.Dataset):
         self.data = data
-        self.prepared = tune.index_with(data, {})
+        self.prepared = tuning.index_with(data, {})
 
     def run(self, settings: Dict[str, Any]) -> runner.Run:
         """Every question's outcome with `settings`: re-ranked if only ranking changes, else indexed afresh."""
         if ranking_only(settings):
-            return runner.Run(self.data, tune.outcomes(self.prepared, settings), {}, 0.0, 0)
+            return runner.Run(self.data, tuning.outcomes(self.prepared, settings), {}, 0.0, 0)
         with tempfile.TemporaryDirectory(prefix="flowmem-ablation-") as tmp:
             config = flowmem_config.load(dict(settings, db=os.path.join(tmp, "a.db"), synchronous="OFF"), environ={})
             client = InProcessClient(config)

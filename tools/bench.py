@@ -28,10 +28,10 @@ and a hash of flowmem's write path, so reruns skip the builds; `--rebuild` force
 
 Usage (from anywhere; standard library only, Python 3.9+):
 
-    python tools/bench.py                 # full run (cold caches: ~15 min on 2 cores)
-    python tools/bench.py --quick         # small run (under 2 min): no 100k store,
+    python -m tools.bench                 # full run (cold caches: ~15 min on 2 cores)
+    python -m tools.bench --quick         # small run (under 2 min): no 100k store,
                                           # 50k "others" database instead of 1M
-    python tools/bench.py --json out/bench.json --workdir /tmp/flowmem-bench
+    python -m tools.bench --json out/bench.json --workdir /tmp/flowmem-bench
 """
 from __future__ import annotations
 
@@ -40,37 +40,36 @@ import gc
 import http.client
 import json
 import math
-import multiprocessing
 import os
-import re
 import shlex
 import sqlite3
-import subprocess
 import sys
 import threading
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO_ROOT not in sys.path:
-    sys.path.insert(0, REPO_ROOT)
+from flowmem.config import load
+from flowmem.memory import Memory
+from flowmem.storage import fts
+from flowmem.text.tokenize import query_terms
+from tools.benchkit import stats
+from tools.benchkit.corpus import PLATFORM_MAX_ADD, TARGET_USER, TextGen, add_bodies, user_sessions
+from tools.benchkit.process import rss_figures, ru_maxrss_kib, run_phase, vm_hwm_kib
+from tools.benchkit.report import fmt, human, log, machine, markdown, mib
+from tools.benchkit.server import JSON_HEADERS, ServerProcess
+from tools.benchkit.stats import summary
+from tools.benchkit.stores import StoreSpec, build_store, remove_db, store_queries, timed_searches
 
-from flowmem.config import load  # noqa: E402
-from flowmem.memory import Memory  # noqa: E402
-from flowmem.storage import fts  # noqa: E402
-from flowmem.text.tokenize import query_terms  # noqa: E402
-from tools import bench_isolation as iso  # noqa: E402
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 try:
     import resource
 except ImportError:  # Windows: no peak RSS figures
     resource = None  # type: ignore[assignment]
 
-ADD_SIZE = iso.PLATFORM_MAX_ADD  # messages per Add, as the platform sends them
+ADD_SIZE = PLATFORM_MAX_ADD  # messages per Add, as the platform sends them
 ADD_SESSION_LEN = 40  # two Adds per session: one opens it, one extends it
 ADD_USER_MESSAGES = 1000  # a client thread's messages are spread over users of this size
-QUERY_SOURCE_MESSAGES = 5000  # queries are drawn from at most this many of the user's messages
-JSON_HEADERS = {"Content-Type": "application/json"}
 
 
 class Plan(NamedTuple):
@@ -93,81 +92,12 @@ QUICK = Plan(2000, (1, 8, 32), (1000, 10000), 50, 1000, 100, 3, 3.0)
 # -- small helpers ----------------------------------------------------------------------
 
 
-def ru_maxrss_kib() -> Optional[int]:
-    """getrusage's peak resident set size of this process in KiB (it is bytes on macOS)."""
-    if resource is None:
-        return None
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak // 1024 if sys.platform == "darwin" else peak
-
-
-def peak_rss_kib() -> Optional[int]:
-    """This process's peak RSS in KiB: VmHWM where Linux has it, else ru_maxrss.
-
-    In a process started by fork and exec (every phase here), Linux's ru_maxrss
-    starts from the parent's RSS at the fork; VmHWM belongs to the new program only.
-    """
-    hwm = vm_hwm_kib("self")
-    return hwm if hwm is not None else ru_maxrss_kib()
-
-
-def rss_figures() -> Dict[str, Optional[int]]:
-    """The peak RSS figures of this process, for a phase's result."""
-    return {"peak_rss_kib": peak_rss_kib(), "ru_maxrss_kib": ru_maxrss_kib()}
-
-
-def vm_hwm_kib(pid: Any) -> Optional[int]:
-    """Peak RSS of a live process (a pid, or "self") from /proc/<pid>/status (Linux only), in KiB."""
-    try:
-        with open("/proc/%s/status" % pid, encoding="ascii") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
 def file_bytes(path: str) -> Dict[str, int]:
     """Sizes of a database file and its WAL (0 where absent)."""
     sizes = {}
     for key, p in (("db", path), ("wal", path + "-wal")):
         sizes[key] = os.path.getsize(p) if os.path.exists(p) else 0
     return sizes
-
-
-def run_phase(fn: Callable[..., Dict[str, Any]], *args: Any) -> Dict[str, Any]:
-    """Run fn(*args) in a fresh Python process and return its result.
-
-    A fresh process per phase makes its peak RSS that phase's own (a process-wide
-    peak would only ever show the largest phase so far), and keeps a cold build's
-    generated text out of the measuring process.
-    """
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(1) as pool:
-        return pool.apply(fn, args)
-
-
-def markdown(rows: Sequence[Sequence[Any]]) -> str:
-    """A Markdown table: first row the header, first column left-aligned, the rest right."""
-    align = ["---"] + ["---:"] * (len(rows[0]) - 1)
-    lines = [rows[0], align] + list(rows[1:])
-    return "\n".join("| %s |" % " | ".join(str(c) for c in line) for line in lines)
-
-
-def fmt(value: Optional[float], spec: str = "%.2f") -> str:
-    """A number for a table cell; "-" when there is none."""
-    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else spec % value
-
-
-def mib(kib: Optional[int]) -> str:
-    """KiB as a whole number of MiB, for a table cell."""
-    return fmt(None if kib is None else kib / 1024.0, "%.0f")
-
-
-def log(message: str) -> None:
-    """Progress goes to stderr, so stdout holds only the report."""
-    print(message, file=sys.stderr, flush=True)
 
 
 # -- Add throughput ---------------------------------------------------------------------
@@ -180,7 +110,7 @@ def add_workload(n_threads: int, total: int, seed: int, vocabulary: int) -> List
     depend only on the thread count and index, so the in-process run and the
     one-thread HTTP run send exactly the same Adds.
     """
-    gen = iso.TextGen(seed, vocabulary)
+    gen = TextGen(seed, vocabulary)
     per_thread = max(ADD_SIZE, total // n_threads // ADD_SIZE * ADD_SIZE)
     workload = []
     for t in range(n_threads):
@@ -189,8 +119,8 @@ def add_workload(n_threads: int, total: int, seed: int, vocabulary: int) -> List
         while left:
             n = min(ADD_USER_MESSAGES, left)
             user = "c%d-t%02d-u%02d" % (n_threads, t, u)
-            sessions = iso.user_sessions(gen, seed, user, n, (ADD_SESSION_LEN, ADD_SESSION_LEN))
-            bodies.extend(iso.add_bodies(user, sessions, ADD_SIZE))
+            sessions = user_sessions(gen, seed, user, n, (ADD_SESSION_LEN, ADD_SESSION_LEN))
+            bodies.extend(add_bodies(user, sessions, ADD_SIZE))
             left -= n
             u += 1
         workload.append(bodies)
@@ -205,7 +135,7 @@ def throughput(label: str, n_messages: int, wall_s: float, latencies_ms: List[fl
         "messages": n_messages,
         "wall_s": wall_s,
         "msgs_per_s": n_messages / wall_s if wall_s else float("nan"),
-        "latency": iso.summary(latencies_ms),
+        "latency": summary(latencies_ms),
         "errors": errors,
     }
 
@@ -213,7 +143,7 @@ def throughput(label: str, n_messages: int, wall_s: float, latencies_ms: List[fl
 def measure_add_inprocess(plan: Plan, workdir: str, seed: int, vocabulary: int) -> Dict[str, Any]:
     """Phase: every Add through Memory.add on a fresh database, one after another."""
     path = os.path.join(workdir, "add-inprocess.db")
-    iso.remove_db(path)
+    remove_db(path)
     bodies = add_workload(1, plan.add_messages, seed, vocabulary)[0]
     n_messages = sum(len(b["messages"]) for b in bodies)
     memory = Memory(load({"db": path}, environ={}))  # default config: synchronous FULL
@@ -231,48 +161,8 @@ def measure_add_inprocess(plan: Plan, workdir: str, seed: int, vocabulary: int) 
         memory.close()
     out = throughput("in-process", n_messages, wall, latencies, 0)
     out.update(files_live=live, files_closed=file_bytes(path), **rss_figures())
-    iso.remove_db(path)
+    remove_db(path)
     return out
-
-
-class Server:
-    """`python -m flowmem serve --port 0 --db PATH` as a child; its log goes to a file."""
-
-    def __init__(self, db: str, log_path: str):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWMEM_")}
-        env["PYTHONPATH"] = REPO_ROOT
-        self.log_path = log_path
-        # A file, not a pipe: nothing in the client process has to drain the
-        # server's per-request log lines while it is being timed.
-        self._log = open(log_path, "w", encoding="utf-8")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "flowmem", "serve", "--port", "0", "--db", db],
-            cwd=REPO_ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
-        )
-        self.port = self._wait_for_port()
-
-    def _wait_for_port(self, timeout_s: float = 30.0) -> int:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            with open(self.log_path, encoding="utf-8", errors="replace") as f:
-                found = re.search(r"serving on http://[^:/]+:(\d+)", f.read())
-            if found:
-                return int(found.group(1))
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        self.stop()
-        with open(self.log_path, encoding="utf-8", errors="replace") as f:
-            raise RuntimeError("flowmem serve did not start; its log:\n" + f.read())
-
-    def stop(self) -> Optional[int]:
-        """SIGTERM (in-flight requests finish, the database closes); the exit status."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        try:
-            return self.proc.wait(60)
-        finally:
-            self._log.close()
 
 
 def _client(port: int, bodies: Sequence[bytes], start: threading.Barrier, out: List[Any], index: int) -> None:
@@ -302,13 +192,13 @@ def _client(port: int, bodies: Sequence[bytes], start: threading.Barrier, out: L
 def measure_add_http(n_threads: int, plan: Plan, workdir: str, seed: int, vocabulary: int) -> Dict[str, Any]:
     """Phase: Adds over HTTP from `n_threads` concurrent clients to a fresh server."""
     path = os.path.join(workdir, "add-http.db")
-    iso.remove_db(path)
+    remove_db(path)
     workload = add_workload(n_threads, plan.add_messages, seed, vocabulary)
     n_messages = sum(len(b["messages"]) for bodies in workload for b in bodies)
     # Encoded up front, so the clients (sharing the CPUs with the server) do little but send.
     encoded = [[json.dumps(b).encode("utf-8") for b in bodies] for bodies in workload]
     del workload
-    server = Server(path, os.path.join(workdir, "serve-c%d.log" % n_threads))
+    server = ServerProcess(path, os.path.join(workdir, "serve-c%d.log" % n_threads))
     try:
         results: List[Any] = [None] * n_threads
         start = threading.Barrier(n_threads + 1)
@@ -341,30 +231,11 @@ def measure_add_http(n_threads: int, plan: Plan, workdir: str, seed: int, vocabu
         conn.close()
     out.update(threads=n_threads, stored_messages=stored, server_exit_code=exit_code, files_live=live,
                files_closed=file_bytes(path), server_peak_rss_kib=server_peak, **rss_figures())
-    iso.remove_db(path)
+    remove_db(path)
     return out
 
 
 # -- the stores searched ----------------------------------------------------------------
-
-
-class StoreSpec(NamedTuple):
-    """One database searched: the measured user's messages among `other_users` others."""
-
-    label: str
-    path: str
-    target_messages: int
-    other_users: int
-    messages_per_other: int
-
-
-def isolation_args(spec: StoreSpec, seed: int, vocabulary: int, rebuild: bool) -> argparse.Namespace:
-    """bench_isolation's parameters for building `spec` (its other options at their defaults)."""
-    argv = [
-        "--other-users", str(spec.other_users), "--messages-per-user", str(spec.messages_per_other),
-        "--target-messages", str(spec.target_messages), "--seed", str(seed), "--vocabulary", str(vocabulary),
-    ]
-    return iso.parse_args(argv + (["--rebuild"] if rebuild else []))
 
 
 def store_specs(plan: Plan, workdir: str, seed: int) -> List[StoreSpec]:
@@ -381,43 +252,7 @@ def store_specs(plan: Plan, workdir: str, seed: int) -> List[StoreSpec]:
     return specs
 
 
-def human(n: int) -> str:
-    """1000000 -> 1M, 50000 -> 50k."""
-    if n >= 1000000 and n % 1000000 == 0:
-        return "%dM" % (n // 1000000)
-    return "%dk" % (n // 1000) if n >= 1000 else str(n)
-
-
-def build_store(spec: StoreSpec, seed: int, vocabulary: int, rebuild: bool) -> Dict[str, Any]:
-    """Phase: make sure `spec`'s database exists, reusing bench_isolation's cache logic."""
-    args = isolation_args(spec, seed, vocabulary, rebuild)
-    gen = iso.TextGen(args.seed, args.vocabulary)
-    record = iso.build_b(spec.path, gen, args, iso.target_adds(gen, args))
-    record.update(rss_figures())
-    return record
-
-
 # -- Search latency ---------------------------------------------------------------------
-
-
-def store_queries(conn: sqlite3.Connection, user_id: str, count: int, seed: int, vocabulary: int) -> List[str]:
-    """`count` queries drawn from the user's own stored messages (bench_isolation's recipe).
-
-    Read from the database so that the queries of a 100k store need not regenerate its
-    text; every k-th message, in the order they were added. For a 1k user all messages
-    are read, in the order of bench_isolation's Adds, so its queries are its queries.
-    """
-    (n,) = conn.execute(
-        "SELECT coalesce(sum(s.n_messages), 0) FROM sessions s JOIN users u ON u.user_key = s.user_key"
-        " WHERE u.user_id = ?", (user_id,)).fetchone()
-    step = max(1, -(-n // QUERY_SOURCE_MESSAGES))
-    contents = [row[0] for row in conn.execute(
-        "SELECT m.content FROM messages m JOIN sessions s ON s.session_key = m.session_key"
-        " JOIN users u ON u.user_key = s.user_key WHERE u.user_id = ? AND m.rowid % ? = 0 ORDER BY m.rowid",
-        (user_id, step))]
-    # make_queries only reads body["messages"][i]["content"]; one pseudo-body holds them all.
-    gen = iso.TextGen(seed, vocabulary)
-    return iso.make_queries(gen, [{"messages": [{"content": c} for c in contents]}], seed, count)
 
 
 def match_expression(user_key: int, query: str) -> str:
@@ -430,14 +265,8 @@ def timed_bare(conn: sqlite3.Connection, expressions: Sequence[str],
     """Run the bare FTS5 bm25() query once per expression: latencies in ms, and scores."""
     sql = ("SELECT rowid, bm25(%s) FROM %s WHERE %s MATCH ? ORDER BY bm25(%s) LIMIT ?"
            % (fts.TABLE, fts.TABLE, fts.TABLE, fts.TABLE))
-    times, scores = [], []
-    gc.collect()  # as in iso.timed_searches: no collection owed by earlier work lands here
-    for expression in expressions:
-        t0 = time.perf_counter()
-        rows = conn.execute(sql, (expression, top_k)).fetchall()
-        times.append((time.perf_counter() - t0) * 1000.0)
-        scores.append([-score for _, score in rows])
-    return times, scores
+    times, rows = stats.timed_bare(conn, sql, expressions, top_k)
+    return times, [[-score for _, score in hits] for hits in rows]
 
 
 def score_agreement(flowmem_results: Sequence[str], bare_scores: Sequence[List[float]]) -> Dict[str, int]:
@@ -461,14 +290,14 @@ def measure_search(spec: StoreSpec, plan: Plan, seed: int, vocabulary: int, top_
     memory = Memory(load({"db": spec.path}, environ={}))
     bare = sqlite3.connect(spec.path, isolation_level=None, check_same_thread=False)
     try:
-        (user_key,) = bare.execute("SELECT user_key FROM users WHERE user_id = ?", (iso.TARGET_USER,)).fetchone()
-        queries = [q for q in store_queries(bare, iso.TARGET_USER, plan.queries, seed, vocabulary)
+        (user_key,) = bare.execute("SELECT user_key FROM users WHERE user_id = ?", (TARGET_USER,)).fetchone()
+        queries = [q for q in store_queries(bare, TARGET_USER, plan.queries, seed, vocabulary)
                    if query_terms(q)]
         expressions = [match_expression(user_key, q) for q in queries]
 
         # Warm-up pass: fills both connections' caches; its results feed the checks.
         t0 = time.perf_counter()
-        _, results = iso.timed_searches(memory, queries, top_k)
+        _, results = timed_searches(memory, queries, top_k)
         _, bare_scores = timed_bare(bare, expressions, top_k)
         pass_s = time.perf_counter() - t0
         rounds = max(1, min(plan.max_rounds, int(plan.round_budget_s / pass_s)))
@@ -478,7 +307,7 @@ def measure_search(spec: StoreSpec, plan: Plan, seed: int, vocabulary: int, top_
         samples: Dict[str, List[float]] = {"flowmem": [], "bare": []}
         for r in range(rounds):
             # Alternate which goes first, so drift (caches, clocks, a neighbour's load) hits both alike.
-            steps = [("flowmem", lambda: iso.timed_searches(memory, queries, top_k)[0]),
+            steps = [("flowmem", lambda: timed_searches(memory, queries, top_k)[0]),
                      ("bare", lambda: timed_bare(bare, expressions, top_k)[0])]
             for name, run in steps if r % 2 == 0 else steps[::-1]:
                 samples[name].extend(run())
@@ -486,7 +315,7 @@ def measure_search(spec: StoreSpec, plan: Plan, seed: int, vocabulary: int, top_
     finally:
         bare.close()
         memory.close()
-    flowmem, fts_only = iso.summary(samples["flowmem"]), iso.summary(samples["bare"])
+    flowmem, fts_only = summary(samples["flowmem"]), summary(samples["bare"])
     hits = [len(json.loads(r)["data"]) for r in results]
     return {
         "store": spec.label,
@@ -651,7 +480,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                              others, plan.other_users))
     figures = {
         "command": " ".join(shlex.quote(a) for a in [sys.executable] + sys.argv),
-        "machine": iso.machine(),
+        "machine": machine(),
         "mode": mode,
         "plan": plan._asdict(),
         "params": vars(args),

@@ -1,6 +1,6 @@
 """What the session cache buys and costs: search latency and peak RSS per `cache_messages` bound.
 
-    python tools/bench_cache.py [--messages 100000] [--bounds 0,20000,50000,200000]
+    python -m tools.bench_cache [--messages 100000] [--bounds 0,20000,50000,200000]
 
 One user's store of `--messages` messages (tools/bench.py's synthetic text and cached
 databases, in `--workdir`) is searched with 200 of its own questions (top_k 100): one
@@ -17,28 +17,28 @@ import subprocess
 import sys
 import time
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO_ROOT not in sys.path:
-    sys.path.insert(0, REPO_ROOT)
+from flowmem.config import load
+from flowmem.memory import Memory
+from tools.benchkit.corpus import TARGET_USER
+from tools.benchkit.process import peak_rss_kib
+from tools.benchkit.stores import StoreSpec, build_store, store_queries
 
-from flowmem.config import load  # noqa: E402
-from flowmem.memory import Memory  # noqa: E402
-from tools import bench, bench_isolation as iso  # noqa: E402
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SEED, VOCABULARY, QUERIES = 7, 5000, 200
 
 
-def store(messages: int, workdir: str) -> bench.StoreSpec:
-    spec = bench.StoreSpec("%d messages" % messages, os.path.join(workdir, "user-t%d-s%d.db" % (messages, SEED)),
+def store(messages: int, workdir: str) -> StoreSpec:
+    spec = StoreSpec("%d messages" % messages, os.path.join(workdir, "user-t%d-s%d.db" % (messages, SEED)),
                            messages, 0, 0)
-    bench.build_store(spec, SEED, VOCABULARY, False)
+    build_store(spec, SEED, VOCABULARY, False)
     return spec
 
 
 def measure(path: str, bound: int) -> dict:
     """In this process: p50/p95 of the best of three timed passes, and peak RSS."""
     conn = sqlite3.connect(path)
-    queries = bench.store_queries(conn, iso.TARGET_USER, QUERIES, SEED, VOCABULARY)
+    queries = store_queries(conn, TARGET_USER, QUERIES, SEED, VOCABULARY)
     conn.close()
     memory = Memory(load({"db": path, "cache_messages": bound}, environ={}), read_only=True, create=False)
 
@@ -46,7 +46,7 @@ def measure(path: str, bound: int) -> dict:
         times = []
         for q in queries:
             t0 = time.perf_counter()
-            memory.search({"query": q, "user_id": iso.TARGET_USER, "top_k": 100})
+            memory.search({"query": q, "user_id": TARGET_USER, "top_k": 100})
             times.append((time.perf_counter() - t0) * 1000)
         times.sort()
         return times[len(times) // 2], times[int(len(times) * 0.95)]
@@ -55,7 +55,7 @@ def measure(path: str, bound: int) -> dict:
     passes = [one_pass() for _ in range(3)]
     memory.close()
     return {"bound": bound, "p50_ms": min(p[0] for p in passes), "p95_ms": min(p[1] for p in passes),
-            "peak_rss_mib": (bench.peak_rss_kib() or 0) / 1024}
+            "peak_rss_mib": (peak_rss_kib() or 0) / 1024}
 
 
 def main() -> int:
@@ -77,7 +77,7 @@ def main() -> int:
         row = json.loads(out.strip().splitlines()[-1])
         print("| %d | %.1f | %.1f | %.0f |" % (row["bound"], row["p50_ms"], row["p95_ms"], row["peak_rss_mib"]),
               flush=True)
-    print("\n%d messages, one user; command: `python tools/bench_cache.py --messages %d --bounds %s`"
+    print("\n%d messages, one user; command: `python -m tools.bench_cache --messages %d --bounds %s`"
           % (args.messages, args.messages, args.bounds))
     return 0
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the HAProxy front costs: Add throughput and Search latency through it, with 1 and 3 nodes, beside a node.
 
-    python tools/bench_cluster.py [PATH/locomo10-dev.json] [--users 30] [--adds 600] [--searches 600] [--clients 8]
+    python -m tools.bench_cluster [PATH/locomo10-dev.json] [--users 30] [--adds 600] [--searches 600] [--clients 8]
 
 Three fresh loopback clusters (tools/cluster.py, no Litestream: this measures the routing
 hop alone) in a temporary directory: one node asked directly, the same layout asked
@@ -26,13 +26,11 @@ import time
 import urllib.parse
 from typing import Any, Dict, List, Sequence, Tuple
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+from tools import cluster as cluster_tool, haproxy_config
+from tools.benchkit.stats import nearest_rank as percentile
+from tools.evalkit import dataset as datasets
 
-from tools import cluster as cluster_tool, haproxy_config  # noqa: E402
-from tools.evalkit import dataset as datasets  # noqa: E402
-from tools.evalkit.replay import percentile  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 WORDS = ("river garden coffee piano museum hiking recipe budget vacation painting guitar soccer novel camera "
          "bakery library concert puppy marathon festival").split()

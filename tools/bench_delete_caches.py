@@ -1,6 +1,6 @@
 """What other users' deletions cost a heavy user's searches (issue 22, item 5).
 
-    python tools/bench_delete_caches.py [--messages 20000] [--deletes 40] [--flowmem PATH]
+    python -m tools.bench_delete_caches [--messages 20000] [--deletes 40] [--flowmem PATH]
 
 One heavy user of `--messages` messages (sessions of 40, Adds of 20, synthetic text of
 a 5,000-word vocabulary) and `--deletes` other users with one one-message session each,
@@ -27,6 +27,8 @@ import sys
 import tempfile
 import time
 from typing import Any, Callable, Dict, List
+
+from tools.benchkit.checkout import use_flowmem
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -81,7 +83,7 @@ def main() -> int:
     parser.add_argument("--flowmem", default=REPO_ROOT, help="the flowmem checkout to import (default: this one)")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
-    sys.path.insert(0, os.path.abspath(args.flowmem))
+    use_flowmem(args.flowmem)  # before anything imports flowmem
     from flowmem.config import load
     from flowmem.memory import Memory
 

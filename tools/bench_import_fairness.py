@@ -1,7 +1,7 @@
 """Other users' Adds while two long imports run (issue 22, item 6), and what one import chunk holds the lock.
 
-    python tools/bench_import_fairness.py [--records 60000] [--add-every 0.2] [--flowmem PATH]
-    python tools/bench_import_fairness.py --chunks 50,200,1000 [--records 4000]
+    python -m tools.bench_import_fairness [--records 60000] [--add-every 0.2] [--flowmem PATH]
+    python -m tools.bench_import_fairness --chunks 50,200,1000 [--records 4000]
 
 The first form starts a real server (`python -m flowmem serve`, a new database in a
 temporary directory, the default settings: request timeout 10 s), then two importers at
@@ -37,6 +37,8 @@ import tempfile
 import threading
 import time
 from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+from tools.benchkit.checkout import use_flowmem
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BODY_BUDGET = 8 * 1024 * 1024 - 64  # the default max_body_bytes, less `{"records": [...]}`
@@ -162,7 +164,7 @@ class HoldTimer:
 
 def measure_chunks(args: argparse.Namespace) -> Dict[str, Any]:
     """The write lock's hold per chunk (p50, max) and the import's records/s, per chunk size."""
-    sys.path.insert(0, os.path.abspath(args.flowmem))
+    use_flowmem(args.flowmem)  # before anything imports flowmem
     from flowmem import memory as memory_module
     from flowmem.config import load
 

@@ -29,391 +29,38 @@ Add phase runs on a scratch copy of it, so the cache is never modified.
 
 Usage (from the repository root):
 
-    python tools/bench_isolation.py                      # full scale: 1,000 x 1,000
-    python tools/bench_isolation.py --other-users 20     # quick check
-    python tools/bench_isolation.py --json out/isolation.json
+    python -m tools.bench_isolation                      # full scale: 1,000 x 1,000
+    python -m tools.bench_isolation --other-users 20     # quick check
+    python -m tools.bench_isolation --json out/isolation.json
 
 Standard library only; Python 3.9 compatible.
 """
 from __future__ import annotations
 
 import argparse
-import gc
-import hashlib
 import json
 import os
-import platform
-import random
 import shlex
 import shutil
-import sqlite3
 import sys
 import time
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence
+
+from flowmem.memory import Memory
+from tools.benchkit.corpus import TARGET_USER, TextGen, extra_adds, make_queries, target_adds
+from tools.benchkit.report import machine
+from tools.benchkit.stats import summary
+from tools.benchkit.stores import build_a, build_b, fsync_file, open_memory, remove_db, timed_searches
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO_ROOT not in sys.path:
-    sys.path.insert(0, REPO_ROOT)
-
-from flowmem.config import load  # noqa: E402
-from flowmem.memory import Memory  # noqa: E402
-from flowmem.storage import schema as flowmem_schema  # noqa: E402
-
-# Bump when the generated data changes, so cached databases are rebuilt.
-GENERATOR_VERSION = 1
-
-# Modules whose code decides what a database holds (every module of the text and storage
-# layers, and these): a change to any of them makes a cached DB B stale (its views or
-# index terms could differ from a fresh DB A's).
-WRITE_PATH_PACKAGES = ("text", "storage")
-WRITE_PATH_MODULES = ("validation.py", "config.py")
-
-TARGET_USER = "target-user"
-PLATFORM_MAX_ADD = 20  # the challenge platform sends at most 20 messages per Add
-BASE_TIME_MS = 1672531200000  # 2023-01-01T00:00:00Z
-DAY_MS = 24 * 3600 * 1000
-
-# Frequent English words first, so that with Zipf weights by rank they dominate
-# term frequencies the way function words do in real chat.
-COMMON_WORDS = """
-the be to of and a in that have i it for not on with he as you do at this but his by
-from they we say her she or an will my one all would there their what so up out if
-about who get which go me when make can like time no just him know take people into
-year your good some could them see other than then now look only come its over think
-also back after use two how our work first well way even new want because any these
-give day most us is was are been has had did said went got made really very much
-today yesterday tomorrow week weekend friend family home house dog cat car book music
-movie game trip city school job project plan idea dinner lunch coffee park beach
-garden kitchen party birthday holiday morning evening night love happy great sure
-maybe thanks always never often sometimes again still yes yeah okay
-""".split()
-
-NAMES = """
-Dana Priya Jon Gina John Maria Joanna Nate Tim Evan Sam Audrey Andrew James
-Deborah Jolene Calvin Dave Priya Omar Lena Hiro Sofia Marco Aisha Tom Grace Ravi
-Elena Felix Nora Yusuf Mei Lucas Zara Ben Ines Kofi Hana Leo
-""".split()
-
-SYLLABLES = """
-ba be bi bo bu ca ce ci co cu da de di do du fa fe fi fo fu ga ge gi go gu ha he hi
-ho hu ka ke ki ko ku la le li lo lu ma me mi mo mu na ne ni no nu pa pe pi po pu ra
-re ri ro ru sa se si so su ta te ti to tu va ve vi vo vu za ze zi zo zu bar ter mon
-len kin dor fel gar han lim nor pel ran sel tor vin wel
-""".split()
-
 
 # -- synthetic conversations ----------------------------------------------------------
-
-
-class TextGen:
-    """Deterministic English-like text: common words plus pseudo-words, Zipf by rank."""
-
-    def __init__(self, seed: int, n_pseudo_words: int):
-        rng = random.Random("vocabulary-%d" % seed)
-        words = list(dict.fromkeys(COMMON_WORDS))
-        seen = set(words)
-        while len(words) < len(COMMON_WORDS) + n_pseudo_words:
-            word = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4)))
-            if word not in seen:
-                seen.add(word)
-                words.append(word)
-        self.words = words
-        # Zipf-Mandelbrot weights 1/(rank + 2.7): a few words are very frequent,
-        # most are rare, so posting lists range from huge to tiny.
-        total = 0.0
-        self.cum_weights: List[float] = []
-        for rank in range(len(words)):
-            total += 1.0 / (rank + 2.7)
-            self.cum_weights.append(total)
-
-    def sentence(self, rng: random.Random, n_words: int) -> str:
-        words = rng.choices(self.words, cum_weights=self.cum_weights, k=n_words)
-        text = " ".join(words)
-        return text[0].upper() + text[1:] + rng.choice((".", ".", ".", "?", "!"))
-
-
-def session_messages(
-    gen: TextGen, rng: random.Random, speakers: Sequence[str], n: int, timestamp_ms: int
-) -> List[Dict[str, Any]]:
-    """`n` alternating messages of two speakers, "Name: text", all with one timestamp."""
-    out = []
-    for i in range(n):
-        speaker = speakers[i % 2]
-        out.append(
-            {
-                "role": "user" if i % 2 == 0 else "assistant",
-                "content": "%s: %s" % (speaker, gen.sentence(rng, rng.randint(10, 30))),
-                "timestamp": timestamp_ms,
-            }
-        )
-    return out
-
-
-def user_sessions(
-    gen: TextGen, seed: int, user_id: str, n_messages: int, session_len: Tuple[int, int]
-) -> Iterator[Tuple[str, List[Dict[str, Any]]]]:
-    """A user's conversation, lazily, as (session_id, messages) with `n_messages` in all.
-
-    Each user has its own Random seeded from (seed, user_id), so a user's text does
-    not depend on which other users exist or in which order they are generated.
-    """
-    rng = random.Random("%d-%s" % (seed, user_id))
-    speakers = rng.sample(NAMES, 2)
-    timestamp = BASE_TIME_MS + rng.randrange(365) * DAY_MS
-    done = 0
-    index = 0
-    while done < n_messages:
-        n = min(rng.randint(*session_len), n_messages - done)
-        timestamp += rng.randint(1, 14) * DAY_MS + rng.randrange(DAY_MS)
-        yield "%s-s%04d" % (user_id, index), session_messages(gen, rng, speakers, n, timestamp)
-        done += n
-        index += 1
-
-
-def add_bodies(user_id: str, sessions, max_per_add: int) -> Iterator[Dict[str, Any]]:
-    """Add bodies for a user's sessions, each session cut into Adds of at most `max_per_add`."""
-    for session_id, messages in sessions:
-        for part, start in enumerate(range(0, len(messages), max_per_add)):
-            yield {
-                "request_id": "%s-r%d" % (session_id, part),
-                "user_id": user_id,
-                "session_id": session_id,
-                "messages": messages[start : start + max_per_add],
-            }
-
-
-def target_adds(gen: TextGen, args) -> List[Dict[str, Any]]:
-    """The target user's Adds: sessions of 15-25 messages, sent 20 at a time like the platform."""
-    sessions = user_sessions(gen, args.seed, TARGET_USER, args.target_messages, (15, 25))
-    return list(add_bodies(TARGET_USER, sessions, PLATFORM_MAX_ADD))
-
-
-def other_user_id(i: int) -> str:
-    return "other-%05d" % i
-
-
-def other_adds_round_robin(gen: TextGen, args) -> Iterator[Dict[str, Any]]:
-    """Other users' Adds, one session per user in turn, so every user's data is scattered.
-
-    Their sessions are `--bulk-add-messages` long and sent whole (one Add each): larger
-    Adds build faster, and the views a message gets do not depend on session length
-    once it exceeds a segment.
-    """
-    n = args.bulk_add_messages
-    streams = [
-        add_bodies(other_user_id(i), user_sessions(gen, args.seed, other_user_id(i), args.messages_per_user, (n, n)), n)
-        for i in range(args.other_users)
-    ]
-    while streams:
-        alive = []
-        for stream in streams:
-            body = next(stream, None)
-            if body is not None:
-                alive.append(stream)
-                yield body
-        streams = alive
-
-
-def interleave(others: Iterator[Dict[str, Any]], n_others: int, targets: List[Dict[str, Any]]):
-    """All of `others`, with `targets` (in their order) spread evenly among them."""
-    step = n_others / (len(targets) + 1) if targets else 0
-    next_target = 0
-    for i, body in enumerate(others):
-        while next_target < len(targets) and i >= int(step * (next_target + 1)):
-            yield targets[next_target]
-            next_target += 1
-        yield body
-    for body in targets[next_target:]:
-        yield body
-
-
-def make_queries(gen: TextGen, adds: List[Dict[str, Any]], seed: int, count: int) -> List[str]:
-    """`count` fixed queries from words of the target's messages: 2-6 words, some questions."""
-    rng = random.Random("queries-%d" % seed)
-    messages = [m["content"] for body in adds for m in body["messages"]]
-    queries = []
-    for _ in range(count):
-        speaker, _, text = rng.choice(messages).partition(": ")
-        words = [w.strip(".?!").lower() for w in text.split()]
-        if rng.random() < 0.3:
-            about = " ".join(rng.sample(words, min(len(words), rng.randint(1, 3))))
-            queries.append("What did %s say about %s?" % (speaker, about))
-        else:
-            queries.append(" ".join(rng.sample(words, min(len(words), rng.randint(2, 6)))))
-    return queries
 
 
 # -- databases ------------------------------------------------------------------------
 
 
-def open_memory(path: str, synchronous: str) -> Memory:
-    return Memory(load({"db": path, "synchronous": synchronous}, environ={}))
-
-
-def remove_db(path: str) -> None:
-    for p in (path, path + "-wal", path + "-shm"):
-        if os.path.exists(p):
-            os.remove(p)
-
-
-def fsync_file(path: str) -> None:
-    """Flush a file to disk, so a later fsync (a FULL checkpoint) does not pay for it.
-
-    Without this, the first WAL checkpoint after copying DB B flushes the whole
-    copy (hundreds of MB) and lands in one Add's latency.
-    """
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_path_hash() -> str:
-    """A hash of the flowmem modules that decide what a database holds."""
-    h = hashlib.sha256()
-    flowmem_dir = os.path.join(REPO_ROOT, "flowmem")
-    packaged = sorted(os.path.join(package, name) for package in WRITE_PATH_PACKAGES
-                      for name in os.listdir(os.path.join(flowmem_dir, package)) if name.endswith(".py"))
-    for name in packaged + list(WRITE_PATH_MODULES):
-        with open(os.path.join(flowmem_dir, name), "rb") as f:
-            h.update(name.encode() + b"\0" + f.read())
-    return h.hexdigest()[:16]
-
-
-def build_params(args) -> Dict[str, Any]:
-    """Everything that decides DB B's content: the cache key stored in its sidecar."""
-    return {
-        "generator_version": GENERATOR_VERSION,
-        "seed": args.seed,
-        "vocabulary": args.vocabulary,
-        "other_users": args.other_users,
-        "messages_per_user": args.messages_per_user,
-        "bulk_add_messages": args.bulk_add_messages,
-        "target_messages": args.target_messages,
-        "schema_version": flowmem_schema.SCHEMA_VERSION,
-        "flowmem_write_path": write_path_hash(),
-    }
-
-
-class Progress:
-    """Prints messages added, elapsed time and throughput to stderr every `every` messages."""
-
-    def __init__(self, label: str, total: int, every: int = 50000):
-        self.label, self.total, self.every = label, total, every
-        self.start = time.perf_counter()
-        self.done = 0
-        self._next = every
-
-    def add(self, n: int) -> None:
-        self.done += n
-        if self.done >= self._next:
-            self._next += self.every
-            self.report()
-
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.start
-
-    def report(self) -> None:
-        t = self.elapsed()
-        print(
-            "[%s] %d/%d messages, %.0f s, %.0f msg/s"
-            % (self.label, self.done, self.total, t, self.done / t if t else 0.0),
-            file=sys.stderr,
-            flush=True,
-        )
-
-
-def load_adds(path: str, bodies, progress: Optional[Progress] = None) -> None:
-    """Send Add bodies through Memory with synchronous OFF (bulk loading only)."""
-    m = open_memory(path, "OFF")
-    try:
-        for body in bodies:
-            m.add(body)
-            if progress:
-                progress.add(len(body["messages"]))
-    finally:
-        m.close()
-
-
-def build_a(path: str, adds: List[Dict[str, Any]]) -> None:
-    """DB A: the target user alone. Small, so rebuilt on every run."""
-    remove_db(path)
-    load_adds(path, adds)
-
-
-def build_b(path: str, gen: TextGen, args, adds: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """DB B, reused from the cache when its sidecar matches; returns the build record."""
-    sidecar = path + ".json"
-    params = build_params(args)
-    if not args.rebuild and os.path.exists(path) and os.path.exists(sidecar):
-        with open(sidecar, encoding="utf-8") as f:
-            record = json.load(f)
-        if record.get("params") == params:
-            print("[B] reusing cached %s (built in %.0f s)" % (path, record["build_s"]), file=sys.stderr)
-            return dict(record, reused=True)
-        print("[B] cached %s has other parameters; rebuilding" % path, file=sys.stderr)
-    # Build under a temporary name and rename at the end, so an interrupted build
-    # is never mistaken for a complete one.
-    tmp = path + ".building"
-    remove_db(tmp)
-    remove_db(path)
-    if os.path.exists(sidecar):
-        os.remove(sidecar)
-    n_other_adds = args.other_users * -(-args.messages_per_user // args.bulk_add_messages)
-    total = args.other_users * args.messages_per_user + sum(len(b["messages"]) for b in adds)
-    progress = Progress("B", total)
-    load_adds(tmp, interleave(other_adds_round_robin(gen, args), n_other_adds, adds), progress)
-    progress.report()
-    os.replace(tmp, path)
-    record = {
-        "params": params,
-        "messages": total,
-        "build_s": round(progress.elapsed(), 1),
-        "build_msgs_per_s": round(total / progress.elapsed(), 1),
-        "file_bytes": os.path.getsize(path),
-    }
-    with open(sidecar, "w", encoding="utf-8") as f:
-        json.dump(record, f, indent=2, sort_keys=True)
-    return dict(record, reused=False)
-
-
 # -- measurements ---------------------------------------------------------------------
-
-
-def percentile(values: Sequence[float], p: float) -> float:
-    """The p-th percentile (0-100), linear between closest ranks."""
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    pos = (len(ordered) - 1) * p / 100.0
-    lo = int(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
-
-
-def summary(samples_ms: Sequence[float]) -> Dict[str, float]:
-    return {
-        "n": len(samples_ms),
-        "p50_ms": percentile(samples_ms, 50),
-        "p95_ms": percentile(samples_ms, 95),
-        "p99_ms": percentile(samples_ms, 99),
-        "max_ms": max(samples_ms) if samples_ms else float("nan"),
-        "mean_ms": sum(samples_ms) / len(samples_ms) if samples_ms else float("nan"),
-    }
-
-
-def timed_searches(m: Memory, queries: Sequence[str], top_k: int) -> Tuple[List[float], List[str]]:
-    """Run every query once: latencies in ms and each result as canonical JSON."""
-    times, results = [], []
-    gc.collect()  # so a collection triggered by earlier work does not land in one DB's timings
-    for q in queries:
-        body = {"query": q, "user_id": TARGET_USER, "top_k": top_k}
-        t0 = time.perf_counter()
-        result = m.search(body)
-        times.append((time.perf_counter() - t0) * 1000.0)
-        results.append(json.dumps(result, sort_keys=True))
-    return times, results
 
 
 def mismatches(a: Sequence[str], b: Sequence[str], queries: Sequence[str], label: str) -> int:
@@ -461,25 +108,7 @@ def measure_adds(ma: Memory, mb: Memory, bodies: Sequence[Dict[str, Any]]) -> Di
     return out
 
 
-def extra_adds(gen: TextGen, seed: int, user_id: str, prefix: str, count: int) -> List[Dict[str, Any]]:
-    """`count` new 20-message Adds for `user_id`, each opening a new session."""
-    sessions = user_sessions(gen, seed, prefix, count * PLATFORM_MAX_ADD, (PLATFORM_MAX_ADD, PLATFORM_MAX_ADD))
-    bodies = list(add_bodies(user_id, sessions, PLATFORM_MAX_ADD))
-    for body in bodies:
-        body["request_id"] = "%s-%s" % (prefix, body["request_id"])
-    return bodies
-
-
 # -- report ---------------------------------------------------------------------------
-
-
-def machine() -> Dict[str, Any]:
-    return {
-        "cpu_count": os.cpu_count(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "sqlite": sqlite3.sqlite_version,
-    }
 
 
 def table(figures: Dict[str, Any]) -> str:

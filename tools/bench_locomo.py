@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Search speed on real conversation text: one heavy user, flowmem beside a bare FTS5 query.
 
-    python tools/bench_locomo.py PATH/locomo10-dev.json [--sizes 1000,10000,100000] [--questions 200]
+    python -m tools.bench_locomo PATH/locomo10-dev.json [--sizes 1000,10000,100000] [--questions 200]
                                  [--seed 7] [--set NAME=VALUE] [--workdir DIR] [--json OUT] [--no-http]
 
 `make bench`'s own corpus (tools/bench_isolation.py's generator) is kinder than real
@@ -43,17 +43,19 @@ import tempfile
 import time
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO_ROOT not in sys.path:
-    sys.path.insert(0, REPO_ROOT)
+from flowmem.config import load
+from flowmem.memory import Memory
+from flowmem.storage.settings import INDEX_VERSION
+from tools import data_paths
+from tools.benchkit.process import rss_figures, run_phase
+from tools.benchkit.report import human, log, markdown, mib
+from tools.benchkit.server import JSON_HEADERS, ServerProcess
+from tools.benchkit.stats import nearest_rank as percentile, timed_bare
+from tools.evalkit import dataset as datasets
+from tools.evalkit.bare import BARE_SQL, bare_expression
+from tools.evalkit.replay import add_bodies
 
-from flowmem.config import load  # noqa: E402
-from flowmem.memory import Memory  # noqa: E402
-from flowmem.storage.settings import INDEX_VERSION  # noqa: E402
-from tools import bench, data_paths  # noqa: E402
-from tools.evalkit import dataset as datasets  # noqa: E402
-from tools.evalkit.bare import BARE_SQL, bare_expression  # noqa: E402
-from tools.evalkit.replay import add_bodies, percentile  # noqa: E402
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 USER = "heavy-user"
 
@@ -108,7 +110,7 @@ def build(data_path: str, n: int, db: str, bare_db: str) -> Dict[str, Any]:
     bare_seconds = time.perf_counter() - started
     conn.close()
     return {"messages": n, "adds": len(bodies), "index_s": seconds, "messages_per_s": n / seconds,
-            "bare_index_s": bare_seconds, **bench.rss_figures()}
+            "bare_index_s": bare_seconds, **rss_figures()}
 
 
 def timed_flowmem(memory: Memory, asked: Sequence[str], top_k: int) -> List[float]:
@@ -118,17 +120,6 @@ def timed_flowmem(memory: Memory, asked: Sequence[str], top_k: int) -> List[floa
     for question in asked:
         t0 = time.perf_counter()
         memory.search({"user_id": USER, "query": question, "top_k": top_k})
-        times.append((time.perf_counter() - t0) * 1000.0)
-    return times
-
-
-def timed_bare(conn: sqlite3.Connection, expressions: Sequence[str], top_k: int) -> List[float]:
-    """One pass of bare FTS5 queries: latencies in ms."""
-    times = []
-    gc.collect()
-    for expression in expressions:
-        t0 = time.perf_counter()
-        conn.execute(BARE_SQL, (expression, top_k)).fetchall()
         times.append((time.perf_counter() - t0) * 1000.0)
     return times
 
@@ -148,11 +139,11 @@ def search(db: str, bare_db: str, asked: Sequence[str], rounds: int, top_k: int,
     kept = [i for i, e in enumerate(expressions) if e]  # a question of stopwords alone: no bare query
     try:
         timed_flowmem(memory, asked, top_k)
-        timed_bare(conn, [expressions[i] for i in kept], top_k)
+        timed_bare(conn, BARE_SQL, [expressions[i] for i in kept], top_k)[0]
         samples: Dict[str, List[float]] = {"flowmem": [], "bare": []}
         for r in range(rounds):
             steps = [("flowmem", lambda: timed_flowmem(memory, asked, top_k)),
-                     ("bare", lambda: timed_bare(conn, [expressions[i] for i in kept], top_k))]
+                     ("bare", lambda: timed_bare(conn, BARE_SQL, [expressions[i] for i in kept], top_k)[0])]
             for name, run in steps if r % 2 == 0 else steps[::-1]:
                 samples[name].extend(run())
     finally:
@@ -161,13 +152,13 @@ def search(db: str, bare_db: str, asked: Sequence[str], rounds: int, top_k: int,
     flowmem, bare = summary(samples["flowmem"]), summary(samples["bare"])
     return {"questions": len(asked), "bare_questions": len(kept), "rounds": rounds, "flowmem": flowmem,
             "bare_fts5": bare, "ratio": {p: flowmem[p + "_ms"] / bare[p + "_ms"] for p in ("p50", "p95", "p99")},
-            **bench.rss_figures()}
+            **rss_figures()}
 
 
 def http_overhead(db: str, asked: Sequence[str], workdir: str) -> Dict[str, Any]:
     """Phase: HTTP p50 against in-process p50 on the same database, at top_k 10 and 100."""
     out: Dict[str, Any] = {}
-    server = bench.Server(db, os.path.join(workdir, "serve.log"))
+    server = ServerProcess(db, os.path.join(workdir, "serve.log"))
     try:
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=300)
         for top_k in (10, 100):
@@ -176,7 +167,7 @@ def http_overhead(db: str, asked: Sequence[str], workdir: str) -> Dict[str, Any]
             for timed in (False, True):
                 for body in bodies:
                     t0 = time.perf_counter()
-                    conn.request("POST", "/search", body=body, headers=bench.JSON_HEADERS)
+                    conn.request("POST", "/search", body=body, headers=JSON_HEADERS)
                     response = conn.getresponse()
                     response.read()
                     if timed:
@@ -214,8 +205,8 @@ def cached_store(args: argparse.Namespace, n: int) -> Tuple[str, str, Optional[D
     for path in (db, db + "-wal", db + "-shm", bare_db):
         if os.path.exists(path):
             os.remove(path)
-    bench.log("[build] %d messages" % n)
-    built = bench.run_phase(build, args.data, n, db, bare_db)
+    log("[build] %d messages" % n)
+    built = run_phase(build, args.data, n, db, bare_db)
     with open(sidecar, "w", encoding="utf-8") as f:
         json.dump({"stamp": stamp, "build": built}, f, sort_keys=True)
     return db, bare_db, built
@@ -227,29 +218,29 @@ def report(sizes: Sequence[Dict[str, Any]]) -> str:
                               "p50 ratio", "p95 ratio", "flowmem p95 / own p50"]]
     for s in sizes:
         f, b = s["search"]["flowmem"], s["search"]["bare_fts5"]
-        rows.append([bench.human(s["messages"]), "%.1f" % f["p50_ms"], "%.1f" % f["p95_ms"], "%.1f" % f["p99_ms"],
+        rows.append([human(s["messages"]), "%.1f" % f["p50_ms"], "%.1f" % f["p95_ms"], "%.1f" % f["p99_ms"],
                      "%.2f" % b["p50_ms"], "%.2f" % b["p95_ms"], "%.2f" % b["p99_ms"],
                      "%.1fx" % s["search"]["ratio"]["p50"], "%.1fx" % s["search"]["ratio"]["p95"],
                      "%.1fx" % (f["p95_ms"] / f["p50_ms"])])
-    out = ["Search, warm, in-process, top_k 100:", "", bench.markdown(rows), ""]
+    out = ["Search, warm, in-process, top_k 100:", "", markdown(rows), ""]
     rows = [["messages", "flowmem index s", "messages/s", "bare index s", "peak RSS index MiB",
              "peak RSS search MiB"]]
     for s in sizes:
         b = s["build"]
-        rows.append([bench.human(s["messages"]), "%.1f" % b["index_s"], "%.0f" % b["messages_per_s"],
-                     "%.2f" % b["bare_index_s"], bench.mib(b["peak_rss_kib"]), bench.mib(s["search"]["peak_rss_kib"])])
-    out += ["Index (Adds of at most 20, synchronous FULL) and memory:", "", bench.markdown(rows), ""]
+        rows.append([human(s["messages"]), "%.1f" % b["index_s"], "%.0f" % b["messages_per_s"],
+                     "%.2f" % b["bare_index_s"], mib(b["peak_rss_kib"]), mib(s["search"]["peak_rss_kib"])])
+    out += ["Index (Adds of at most 20, synchronous FULL) and memory:", "", markdown(rows), ""]
     with_http = [s for s in sizes if s.get("http")]
     if with_http:
         rows = [["messages", "in-process p50 top_k 10", "HTTP p50", "overhead", "in-process p50 top_k 100",
                  "HTTP p50", "overhead"]]
         for s in with_http:
             h = s["http"]
-            rows.append([bench.human(s["messages"])] + [
+            rows.append([human(s["messages"])] + [
                 "%.1f" % v for k in (10, 100) for v in (h["in_process_top_k_%d" % k]["p50_ms"],
                                                        h["http_top_k_%d" % k]["p50_ms"],
                                                        h["overhead_p50_ms_top_k_%d" % k])])
-        out += ["HTTP (one keep-alive connection) against in-process, ms:", "", bench.markdown(rows), ""]
+        out += ["HTTP (one keep-alive connection) against in-process, ms:", "", markdown(rows), ""]
     return "\n".join(out)
 
 
@@ -279,12 +270,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     sizes = []
     for n in (int(s) for s in args.sizes.split(",")):
         db, bare_db, built = cached_store(args, n)
-        bench.log("[search] %d messages, %d questions, %d rounds" % (n, len(asked), args.rounds))
+        log("[search] %d messages, %d questions, %d rounds" % (n, len(asked), args.rounds))
         figures: Dict[str, Any] = {"messages": n, "build": built,
-                                   "search": bench.run_phase(search, db, bare_db, asked, args.rounds, 100, settings)}
+                                   "search": run_phase(search, db, bare_db, asked, args.rounds, 100, settings)}
         if n in http_sizes:
-            bench.log("[http] %d messages" % n)
-            figures["http"] = bench.run_phase(http_overhead, db, asked, args.workdir)
+            log("[http] %d messages" % n)
+            figures["http"] = run_phase(http_overhead, db, asked, args.workdir)
         sizes.append(figures)
     print(report(sizes))
     if args.json:

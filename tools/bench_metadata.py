@@ -1,6 +1,6 @@
 """What metadata costs an Add and a filtered Search (issue 25).
 
-    python tools/bench_metadata.py [--adds 300] [--others 30] [--rounds 3]
+    python -m tools.bench_metadata [--adds 300] [--others 30] [--rounds 3]
 
 One user of `--adds` Adds of 20 messages (sessions of 100 messages, synthetic text of a
 3,000-word vocabulary, timestamps given), in a new database in a temporary directory.
@@ -28,10 +28,11 @@ import os
 import random
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from typing import Any, Dict, List, Optional
+
+from tools.benchkit.checkout import use_flowmem
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORDS = ["w%d" % i for i in range(3000)]
@@ -105,7 +106,7 @@ def main() -> None:
     parser.add_argument("--flowmem", default=REPO_ROOT)
     parser.add_argument("--plain-adds", action="store_true", help="time only the Adds without metadata")
     args = parser.parse_args()
-    sys.path.insert(0, args.flowmem)
+    use_flowmem(args.flowmem)  # before anything imports flowmem
     rng = random.Random(1)
     directory = tempfile.mkdtemp(prefix="flowmem-bench-metadata-")
     try:

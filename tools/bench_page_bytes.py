@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What big listings and exports cost a server in memory: issue 22 item 7, before and after.
 
-It starts `python -m flowmem serve --port 0` (tools/soak.py's ServerProcess) from a flowmem
+It starts `python -m flowmem serve --port 0` (tools/benchkit/server.py's ServerProcess) from a flowmem
 checkout (`--root`, this one by default, so that a worktree of an older commit gives the
 "before" figure) on a fresh database, stores `--messages` messages of `--message-bytes`
 each for one user (an Add each), and restarts the server, so that what it measures starts
@@ -17,10 +17,10 @@ refuses the flag: leave it out there); `--serve-arg` passes any other flag.
 
 Usage (standard library only, Python 3.9+, Linux):
 
-    python tools/bench_page_bytes.py                                     # 120 x 1 MiB, 4 + 2 walks
-    python tools/bench_page_bytes.py --root /tmp/base                    # the same on another checkout
-    python tools/bench_page_bytes.py --messages 12 --message-bytes 262144  # a quick smoke run
-    python tools/bench_page_bytes.py --page-max-bytes 1048576 --json out/page-1m.json
+    python -m tools.bench_page_bytes                                     # 120 x 1 MiB, 4 + 2 walks
+    python -m tools.bench_page_bytes --root /tmp/base                    # the same on another checkout
+    python -m tools.bench_page_bytes --messages 12 --message-bytes 262144  # a quick smoke run
+    python -m tools.bench_page_bytes --page-max-bytes 1048576 --json out/page-1m.json
 """
 from __future__ import annotations
 
@@ -35,11 +35,11 @@ import time
 import urllib.parse
 from typing import Any, Dict, List, Optional
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO_ROOT not in sys.path:
-    sys.path.insert(0, REPO_ROOT)
+from tools.benchkit.process import proc_status
+from tools.benchkit.report import command_line, log, machine, markdown, mib
+from tools.benchkit.server import ServerProcess
 
-from tools.soak import ServerProcess, command_line, log, machine, markdown, mib, proc_status  # noqa: E402
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 USER = "u"
 
@@ -128,8 +128,8 @@ def report(figures: Dict[str, Any], args: argparse.Namespace) -> str:
         % (args.messages, args.message_bytes, args.lists, args.exports, args.limit), "",
         markdown(rows), "",
         "server RSS before: %s MiB; peak (VmHWM) during: %s MiB; after: %s MiB; all walks done in %.1f s"
-        % (mib(figures["rss_before_kib"]), mib(figures["peak_rss_kib"]), mib(figures["rss_after_kib"]),
-           figures["seconds"]),
+        % (mib(figures["rss_before_kib"], "%.1f"), mib(figures["peak_rss_kib"], "%.1f"),
+           mib(figures["rss_after_kib"], "%.1f"), figures["seconds"]),
     ]
     return "\n".join(lines)
 

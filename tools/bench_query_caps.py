@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a long question costs, with and without flowmem's caps on query size.
 
-    python tools/bench_query_caps.py [PATH] [--repeat 5]    # about a minute on 2 CPUs
+    python -m tools.bench_query_caps [PATH] [--repeat 5]    # about a minute on 2 CPUs
 
 PATH defaults to data/locomo10-dev.json (README, Measuring: how to make it).
 
@@ -33,17 +33,15 @@ import threading
 import time
 from typing import Any, Callable, Dict, Iterator, List
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+from flowmem import config, validation
+from flowmem.memory import Memory
+from flowmem.retrieval import query
+from flowmem.text.tokenize import QUESTION_STOPWORDS, split_speaker, words
+from tools import data_paths
+from tools.data_paths import DEFAULT_LOCOMO
+from tools.evalkit import dataset as datasets, replay
 
-from flowmem import config, validation  # noqa: E402
-from flowmem.memory import Memory  # noqa: E402
-from flowmem.retrieval import query  # noqa: E402
-from flowmem.text.tokenize import QUESTION_STOPWORDS, split_speaker, words  # noqa: E402
-from tools import data_paths  # noqa: E402
-from tools.data_paths import DEFAULT_LOCOMO  # noqa: E402
-from tools.evalkit import dataset as datasets, replay  # noqa: E402
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CAPS = [(validation, "MAX_QUERY_CHARS"), (validation, "MAX_OPTIONS"), (validation, "MAX_OPTION_CHARS")] + [
     (query, name) for name in dir(query) if name.startswith("MAX_")]

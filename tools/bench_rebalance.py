@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What adding a node costs: HAProxy's reload under load, and handing slots (and their users) to the new node.
 
-    python tools/bench_rebalance.py [--users 3000] [--messages 20] [--slots 16]
+    python -m tools.bench_rebalance [--users 3000] [--messages 20] [--slots 16]
 
 A fresh loopback cluster of three nodes (tools/cluster.py, no Litestream) in a temporary
 directory gets `--users` users of `--messages` messages each (synthetic sentences, Adds of
@@ -26,13 +26,11 @@ import threading
 import time
 from typing import Any, Dict, List, Optional
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+from flowmem.client import Client
+from tools import cluster as loopback, move_user, rebalance
+from tools.haproxy_config import node_names, read_slots
 
-from flowmem.client import Client  # noqa: E402
-from tools import cluster as loopback, move_user, rebalance  # noqa: E402
-from tools.haproxy_config import node_names, read_slots  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 WORDS = ("river garden coffee piano museum hiking recipe budget vacation painting guitar soccer novel camera "
          "bakery library concert puppy marathon festival").split()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a Litestream replica of a flowmem node stores: its first snapshot beside the database, and its growth per Add.
 
-    python tools/bench_replica.py DB [--adds 500] [--settle 20]
+    python -m tools.bench_replica DB [--adds 500] [--settle 20]
 
 A copy of the flowmem database DB (for instance one tools/bench_locomo.py built) is served
 by `python -m flowmem serve` with checkpoints left to Litestream, with Litestream beside it
@@ -24,13 +24,11 @@ import tempfile
 import time
 from typing import Dict, List, Optional
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+from flowmem.client import Client
+from tools import replication
+from tools.benchkit.server import ServerProcess
 
-from flowmem.client import Client  # noqa: E402
-from tools import replication  # noqa: E402
-from tools.soak import ServerProcess  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 MB = 1e6
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """CPU time per search over every question of a LoCoMo-format file, for comparing two checkouts.
 
-    python tools/bench_search_cpu.py PATH/locomo10-dev.json
+    python -m tools.bench_search_cpu PATH/locomo10-dev.json
     python OTHER_CHECKOUT/tools/bench_search_cpu.py PATH/locomo10-dev.json   # then alternate
-    python tools/bench_search_cpu.py PATH/locomo10-dev.json --style chat     # as typed chat (chatstyle.py)
+    python -m tools.bench_search_cpu PATH/locomo10-dev.json --style chat     # as typed chat (chatstyle.py)
 
 The file is replayed into a fresh in-process memory (synchronous OFF), every question is
 searched once to warm the session cache, then `--passes` more times; each question's
@@ -20,14 +20,12 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+from flowmem.config import load
+from tools import data_paths
+from tools.evalkit.chatstyle import chat_style
+from tools.evalkit.replay import InProcessClient, replay
 
-from flowmem.config import load  # noqa: E402
-from tools import data_paths  # noqa: E402
-from tools.evalkit.chatstyle import chat_style  # noqa: E402
-from tools.evalkit.replay import InProcessClient, replay  # noqa: E402
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def main() -> int:

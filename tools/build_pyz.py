@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build dist/flowmem.pyz: flowmem as one file that any Python 3.9+ runs (`make pyz`).
 
-    python tools/build_pyz.py [--out dist/flowmem.pyz] [--python "/usr/bin/env python3"]
+    python -m tools.build_pyz [--out dist/flowmem.pyz] [--python "/usr/bin/env python3"]
     python dist/flowmem.pyz serve --db /var/lib/flowmem/flowmem.db     # or ./flowmem.pyz serve ...
 
 The package directory is copied whole (its modules and its data files: the lexicons,

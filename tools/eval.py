@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Measure what flowmem retrieves: LoCoMo or the synthetic suite, or compare two runs.
 
-    python tools/eval.py locomo [PATH]              # default data/locomo10-dev.json (README: how to make it)
-    python tools/eval.py locomo --style chat        # the same conversations as people type them (chatstyle.py)
-    python tools/eval.py locomo --baseline fts5     # bare FTS5 instead of flowmem (bare.py)
-    python tools/eval.py synthetic [PATH]           # default fixtures/synthetic-small.json
-    python tools/eval.py compare A.jsonl B.jsonl    # paired difference with bootstrap CIs
+    python -m tools.eval locomo [PATH]              # default data/locomo10-dev.json (README: how to make it)
+    python -m tools.eval locomo --style chat        # the same conversations as people type them (chatstyle.py)
+    python -m tools.eval locomo --baseline fts5     # bare FTS5 instead of flowmem (bare.py)
+    python -m tools.eval synthetic [PATH]           # default fixtures/synthetic-small.json
+    python -m tools.eval compare A.jsonl B.jsonl    # paired difference with bootstrap CIs
                                       [--category temporal]
-    python tools/eval.py --compare A.jsonl B.jsonl  # the same
+    python -m tools.eval --compare A.jsonl B.jsonl  # the same
 
 `locomo` and `synthetic` replay each conversation the way the challenge platform does
 and score every returned item in message-budget and item rank (tools/evalkit/metrics.py).
@@ -29,36 +29,18 @@ import sys
 import tempfile
 from typing import Any, Dict, List, Optional
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+from flowmem import config as flowmem_config
+from tools import data_paths
+from tools.evalkit import compare as comparing, dataset as datasets, report, runner
+from tools.evalkit.bare import BareFts5Client
+from tools.evalkit.chatstyle import chat_style
+from tools.evalkit.replay import HttpClient, InProcessClient
+from tools.evalkit.settings import parse_settings
 
-from flowmem import config as flowmem_config  # noqa: E402
-from tools import data_paths  # noqa: E402
-from tools.evalkit import compare as comparing, dataset as datasets, report, runner  # noqa: E402
-from tools.evalkit.bare import BareFts5Client  # noqa: E402
-from tools.evalkit.chatstyle import chat_style  # noqa: E402
-from tools.evalkit.replay import HttpClient, InProcessClient  # noqa: E402
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 DEFAULT_LOCOMO = data_paths.DEFAULT_LOCOMO
 DEFAULT_SYNTHETIC = os.path.join(REPO, "fixtures", "synthetic-small.json")
-
-
-def parse_settings(pairs: List[str]) -> Dict[str, Any]:
-    """`name=value` pairs into Config flags, typed like the Config field."""
-    defaults = flowmem_config.Config()
-    out: Dict[str, Any] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or name not in flowmem_config.field_names():
-            raise SystemExit("eval: --set takes NAME=VALUE with NAME one of: %s"
-                             % ", ".join(flowmem_config.field_names()))
-        kind = type(getattr(defaults, name))
-        if kind is bool:
-            out[name] = flowmem_config.to_bool(value)
-        else:
-            out[name] = value if kind in (str, type(None)) else kind(value)
-    return out
 
 
 def make_client(args: argparse.Namespace, workdir: str) -> Any:
@@ -165,7 +147,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(comparing.compare_table(comparing.compare(a, b)))
         return 0
     if args.command == "synthetic" and not os.path.isfile(args.path):
-        print("error: synthetic suite not found: %s (python tools/synthetic.py --out PATH writes one)" % args.path,
+        print("error: synthetic suite not found: %s (python -m tools.synthetic --out PATH writes one)" % args.path,
               file=sys.stderr)
         return 1
     dataset = data_paths.load_locomo(args.path) if args.command == "locomo" else datasets.load_json(args.path)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Make the LoCoMo development split that `make eval` and the README's figures use, from locomo10.json.
 
-    python tools/locomo_dev.py PATH/locomo10.json [--out data/locomo10-dev.json]
+    python -m tools.locomo_dev PATH/locomo10.json [--out data/locomo10-dev.json]
     make locomo-dev LOCOMO10=PATH/locomo10.json      # the same; then `make eval` finds it
 
 LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0) does not ship with flowmem: get
@@ -21,11 +21,9 @@ import os
 import sys
 from typing import List, Optional, Sequence
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+from tools.data_paths import DEFAULT_LOCOMO, locomo_path
 
-from tools.data_paths import DEFAULT_LOCOMO, locomo_path  # noqa: E402
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 DEV_IDS = ("conv-26", "conv-30", "conv-41", "conv-42", "conv-43")
 DEV_SHA256 = "b3728531ada8e9e9b44f7fa5e628051269bf1bd8b497a6de9f44c39bc7258c49"

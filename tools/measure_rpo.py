@@ -23,9 +23,9 @@ present. Exit status 1 if any Add acknowledged more than `--bound` seconds befor
 loss is missing (default: the sync interval plus 2 s, Litestream's 1 s look at the WAL
 and 1 s of slack), or a restore or its checks fail.
 
-    python tools/measure_rpo.py                       # 5 trials, 1 s sync interval, 10 s of Adds
-    python tools/measure_rpo.py --trials 3 --sync-interval 5s --out rpo.json
-    python tools/measure_rpo.py --sync-interval 5s --clients 1 --rate 20 --duration 15   # a light load
+    python -m tools.measure_rpo                       # 5 trials, 1 s sync interval, 10 s of Adds
+    python -m tools.measure_rpo --trials 3 --sync-interval 5s --out rpo.json
+    python -m tools.measure_rpo --sync-interval 5s --clients 1 --rate 20 --duration 15   # a light load
 """
 from __future__ import annotations
 
@@ -44,13 +44,12 @@ import threading
 import time
 from typing import Any, Dict, List, Optional
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from flowmem.client import Client
+from flowmem.errors import FlowmemError
+from tools import replication
+from tools.benchkit.server import ServerProcess
 
-from flowmem.client import Client  # noqa: E402
-from flowmem.errors import FlowmemError  # noqa: E402
-from tools import replication  # noqa: E402
-from tools.soak import ServerProcess  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def start_flowmem(db: str, log_path: str, checkpoints: str = "external") -> ServerProcess:

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """How Search ranks questions asked in other words than the memory's: the meaning probes.
 
-    python tools/probe_meaning.py                         # the tables and one line per question
-    python tools/probe_meaning.py --set weight_meaning=0  # with a setting changed (any flowmem setting)
-    python tools/probe_meaning.py --json                  # the same as JSON
+    python -m tools.probe_meaning                         # the tables and one line per question
+    python -m tools.probe_meaning --set weight_meaning=0  # with a setting changed (any flowmem setting)
+    python -m tools.probe_meaning --json                  # the same as JSON
 
 The probes (tools/evalkit/probes.py): one made-up user's life in 8 sessions and 16 questions
 about it (6 in the memory's own words, 10 in other words), and 12 question/memory pairs that
@@ -22,12 +22,10 @@ import os
 import sys
 from typing import Any, List, Mapping, Optional
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+from flowmem.errors import ConfigError
+from tools.evalkit import probes
 
-from flowmem.errors import ConfigError  # noqa: E402
-from tools.evalkit import probes  # noqa: E402
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 COLUMNS = ("questions", "ranked_1st", "in_first_3", "in_top_10", "through_meaning", "fallback")
 HEADERS = ("questions", "ranked 1st", "in first 3", "in top 10", "via meaning", "fallback")

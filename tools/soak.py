@@ -38,626 +38,52 @@ the server could not be started or reached.
 
 Usage (from anywhere; standard library only, Python 3.9+, Linux for RSS):
 
-    python tools/soak.py                          # 10 minutes, 64 clients, 50 users
-    python tools/soak.py --duration 30            # a short check
-    python tools/soak.py --out out/soak.json --seed 2 --add-share 0.5
-    python tools/soak.py --endpoint http://127.0.0.1:8000 --pid 1234 --api-key KEY
-    python tools/soak.py --repo ../other-checkout  # soak another checkout's server
+    python -m tools.soak                          # 10 minutes, 64 clients, 50 users
+    python -m tools.soak --duration 30            # a short check
+    python -m tools.soak --out out/soak.json --seed 2 --add-share 0.5
+    python -m tools.soak --endpoint http://127.0.0.1:8000 --pid 1234 --api-key KEY
+    python -m tools.soak --repo ../other-checkout  # soak another checkout's server
 """
 from __future__ import annotations
 
 import argparse
 import collections
-import http.client
 import json
-import math
 import os
 import random
-import re
-import select
 import shlex
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from tools.benchkit.client import KeepAliveClient, Outcome
+from tools.benchkit.process import proc_cpu_s, proc_open_files_limit, proc_status
+from tools.benchkit.report import command_line, finish, fmt, log, machine, markdown, mib
+from tools.benchkit.server import ServerProcess, auth_headers, log_problems, parse_endpoint, wait_healthy
+from tools.benchkit.stats import percentile, summary
+from tools.benchkit.workload import ADD_SIZE, Conversations, User, check_add, check_search
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO_ROOT not in sys.path:
-    sys.path.insert(0, REPO_ROOT)
-
-from tools.bench import fmt, markdown  # noqa: E402
-from tools.bench_isolation import machine, percentile, summary  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-ADD_SIZE = 20  # messages per Add, as the platform sends them at most
-SESSION_ADDS = (1, 6)  # a session is this many Adds long (20-120 messages)
-BASE_TIME_MS = 1672531200000  # 2023-01-01T00:00:00Z
-DAY_MS = 24 * 3600 * 1000
-MARKER_SHARE = 0.05  # share of Searches that look for a word planted in an acknowledged Add
-TOP_KS = ((100, 0.7), (10, 0.3))  # top_k and how often; 100 is what formal runs send
-OPTIONS_SHARE = 0.1  # share of Searches with multiple-choice options
-JSON_HEADERS = {"Content-Type": "application/json"}
 
 
 # -- small helpers ----------------------------------------------------------------------
 
 
-def log(message: str) -> None:
-    """Progress goes to stderr, so stdout holds only the report."""
-    print(message, file=sys.stderr, flush=True)
-
-
-def mib(kib: Optional[int]) -> str:
-    """KiB as MiB with one decimal, for a table cell."""
-    return fmt(None if kib is None else kib / 1024.0, "%.1f")
-
-
-def command_line() -> str:
-    """The command as run, for the report, with an API key's value hidden."""
-    argv, hide = [], False
-    for a in sys.argv:
-        if hide:
-            a, hide = "***", False
-        elif a == "--api-key":
-            hide = True
-        elif a.startswith("--api-key="):
-            a = "--api-key=***"
-        argv.append(a)
-    return " ".join(shlex.quote(a) for a in ["python"] + argv)
-
-
-def json_safe(value: Any) -> Any:
-    """NaN and infinities as None, so the JSON report is strict JSON."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
-
-
 # -- the server process -----------------------------------------------------------------
-
-
-def proc_status(pid: Optional[int]) -> Dict[str, int]:
-    """VmRSS, VmHWM, RssAnon, RssFile, RssShmem (KiB) and Threads of a live process (/proc/PID/status).
-
-    {} where unknown. RssAnon is the process's own heap and stacks; RssFile and RssShmem are
-    mapped files (libraries, SQLite's WAL index), which grow with the files, not with leaks.
-    """
-    out: Dict[str, int] = {}
-    if pid is None:
-        return out
-    try:
-        with open("/proc/%d/status" % pid, encoding="ascii", errors="replace") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem", "Threads"):
-                    out[key] = int(value.split()[0])
-    except (OSError, ValueError):
-        pass
-    return out
-
-
-def proc_cpu_s(pid: Optional[int]) -> Optional[float]:
-    """User + system CPU seconds a live process has used (/proc/PID/stat), or None."""
-    if pid is None:
-        return None
-    try:
-        with open("/proc/%d/stat" % pid, encoding="ascii", errors="replace") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def proc_open_files_limit(pid: Optional[int]) -> Optional[str]:
-    """The soft limit on open files of a live process (/proc/PID/limits), as text."""
-    if pid is None:
-        return None
-    try:
-        with open("/proc/%d/limits" % pid, encoding="ascii", errors="replace") as f:
-            for line in f:
-                if line.startswith("Max open files"):
-                    return line.split()[3]
-    except OSError:
-        pass
-    return None
-
-
-class ServerProcess:
-    """`python -m flowmem serve --port 0 --db PATH` as a child; its log goes to a file.
-
-    The child runs from `repo` (a flowmem checkout) with FLOWMEM_* variables removed
-    from its environment, except FLOWMEM_API_KEY when `api_key` is given (so the key
-    stays off the command line).
-    """
-
-    def __init__(self, db: str, log_path: str, repo: str = REPO_ROOT, api_key: Optional[str] = None,
-                 extra_args: Sequence[str] = (), timeout_s: float = 60.0):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWMEM_")}
-        env["PYTHONPATH"] = repo
-        if api_key:
-            env["FLOWMEM_API_KEY"] = api_key
-        self.log_path = log_path
-        self.argv = [sys.executable, "-m", "flowmem", "serve", "--port", "0", "--db", db] + list(extra_args)
-        # A file, not a pipe: nothing here has to drain the server's per-request log lines.
-        self._log = open(log_path, "w", encoding="utf-8")
-        self.proc = subprocess.Popen(self.argv, cwd=repo, env=env, stdout=self._log, stderr=subprocess.STDOUT)
-        self.pid = self.proc.pid
-        self.host, self.port = self._wait_for_address(timeout_s)
-        self.endpoint = "http://%s:%d" % (self.host, self.port)
-
-    def _wait_for_address(self, timeout_s: float) -> Tuple[str, int]:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            found = re.search(r"serving on http://([^:/\s]+):(\d+)", self.log_text())
-            if found:
-                return found.group(1), int(found.group(2))
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError("flowmem serve did not start; its log:\n" + self.log_text()[-4000:])
-
-    def log_text(self) -> str:
-        with open(self.log_path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def stop(self, timeout_s: float = 60.0) -> Optional[int]:
-        """SIGTERM (in-flight requests finish, the database closes); the exit status (None: killed)."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        try:
-            return self.proc.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
-            return None
-        finally:
-            self._log.close()
-
-
-def log_problems(text: str) -> Dict[str, int]:
-    """Lines in a server log that point at trouble: tracebacks, ERROR/CRITICAL lines, 5xx answers."""
-    counts = {
-        "tracebacks": text.count("Traceback (most recent call last)"),
-        "error_lines": len(re.findall(r"^\S+ \S+ (?:ERROR|CRITICAL) ", text, re.M)),
-        "logged_5xx": len(re.findall(r" (?:GET|POST|HEAD|PUT|DELETE|PATCH|OPTIONS) \S+ 5\d\d ", text)),
-    }
-    return counts
-
-
-def parse_endpoint(url: str) -> Tuple[str, int]:
-    parts = urllib.parse.urlsplit(url if "//" in url else "http://" + url)
-    if parts.scheme not in ("http", ""):
-        raise ValueError("only http:// endpoints are supported, got %r" % url)
-    return parts.hostname or "127.0.0.1", parts.port or 80
-
-
-def auth_headers(api_key: Optional[str]) -> Dict[str, str]:
-    headers = dict(JSON_HEADERS)
-    if api_key:
-        headers["Authorization"] = "Bearer " + api_key
-    return headers
-
-
-def wait_healthy(host: str, port: int, timeout_s: float = 30.0) -> Dict[str, Any]:
-    """GET /health until a 2xx; its JSON body (or {}), or RuntimeError."""
-    deadline = time.monotonic() + timeout_s
-    last = "no answer"
-    while time.monotonic() < deadline:
-        conn = http.client.HTTPConnection(host, port, timeout=10)
-        try:
-            conn.request("GET", "/health")
-            response = conn.getresponse()
-            body = response.read()
-            if 200 <= response.status < 300:
-                try:
-                    value = json.loads(body)
-                except ValueError:
-                    value = {}
-                return value if isinstance(value, dict) else {}
-            last = "HTTP %d" % response.status
-        except (OSError, http.client.HTTPException) as e:
-            last = "%s: %s" % (type(e).__name__, e)
-        finally:
-            conn.close()
-        time.sleep(0.2)
-    raise RuntimeError("GET /health on %s:%d did not answer 2xx within %.0f s (%s)" % (host, port, timeout_s, last))
 
 
 # -- conversation text ------------------------------------------------------------------
 
 
-NAMES = """Dana Priya Jon Gina Maria Joanna Nate Evan Audrey Andrew James Deborah Jolene Calvin Omar Lena
-Hiro Sofia Marco Aisha Tom Grace Ravi Elena Felix Nora Yusuf Mei Lucas Zara Ben Ines Kofi Hana Leo""".split()
-
-SLOTS = {
-    "activity": ["the pottery workshop", "salsa lessons", "rock climbing", "a half marathon", "the book club",
-                 "a cooking course", "volunteering at the animal shelter", "guitar practice", "a photography walk",
-                 "the chess tournament", "yoga in the park", "a camping trip", "the farmers market",
-                 "painting a mural", "my Spanish class", "a charity run", "the jazz festival", "a road trip",
-                 "baking sourdough", "board game night", "the science museum", "a birdwatching tour",
-                 "kayaking on the river", "the pottery sale", "a wine tasting", "the comedy show"],
-    "place": ["Lisbon", "the lake", "Denver", "the old harbor", "Kyoto", "the community center",
-              "my grandma's house", "the mountains", "Portland", "the beach house", "the art museum",
-              "the new cafe downtown", "Barcelona", "the national park", "my hometown", "Chicago"],
-    "person": ["my sister", "my brother", "my boss", "an old friend", "my neighbour", "my cousin", "my mom",
-               "my dad", "a coworker", "my roommate", "my partner", "the kids"],
-    "thing": ["a blue bowl", "a vintage camera", "a beagle puppy", "a used bike", "a sunrise painting",
-              "a new laptop", "a pair of hiking boots", "a cookbook", "a ukulele", "an herb garden",
-              "a record player", "a tent", "a sketchbook", "a kayak", "a telescope", "running shoes"],
-    "past": ["yesterday", "last week", "last weekend", "two days ago", "this morning", "last month",
-             "last Friday", "a few weeks ago", "last year", "three days ago"],
-    "future": ["next month", "next week", "tomorrow", "this summer", "in the spring", "next weekend"],
-    "feeling": ["so relaxing", "exhausting but fun", "a bit scary", "really inspiring", "harder than I expected",
-                "the best part of my week", "surprisingly peaceful", "a total mess, honestly"],
-}
-
-STATEMENTS = [
-    "I went to {activity} {past} with {person} and it was {feeling}.",
-    "I finally bought {thing} {past}. I have wanted one for ages.",
-    "{Person} and I are planning to visit {place} {future}.",
-    "Do you remember {activity}? I want to try it again {future}.",
-    "I have been thinking about {activity} a lot since {past}.",
-    "We drove to {place} {past}, so everything feels new.",
-    "My favourite thing right now is {thing}; I use it every day.",
-    "I signed up for {activity} {future}, wish me luck!",
-    "{Person} gave me {thing} for my birthday {past}.",
-    "Work has been busy, but {activity} keeps me sane.",
-    "I lost {thing} at {place} {past} and I am still upset about it.",
-    "We are moving to {place} {future}, I can hardly believe it.",
-]
-
-REPLIES = [
-    "That sounds {feeling}! What did you like most about it?",
-    "Oh nice, how was {place}?",
-    "I did {activity} {past} too, with {person}.",
-    "Haha, you always loved {thing}.",
-    "Tell me more about {activity}, I have never tried it.",
-    "I hope {person} enjoyed it as well.",
-    "Wow, {activity} {past}? That must have been {feeling}.",
-    "I am so happy for you. {Person} would love {place}.",
-    "Send me photos of {thing} when you can!",
-    "Last time I was in {place} it rained the whole trip.",
-]
-
-SYLLABLES = """ba be bi bo bu ca ce ci co cu da de di do du fa fe fi fo fu ga ge gi go gu ka ke ki ko ku la le
-li lo lu ma me mi mo mu na ne ni no nu pa pe pi po pu ra re ri ro ru sa se si so su ta te ti to tu va ve vi vo vu
-za ze zi zo zu bar ter mon len kin dor fel gar han lim nor pel ran sel tor vin wel""".split()
-
-STOPWORDS = set("""the and with that this have been for but was are you your about what when where who how did
-from they them then than just very really some into over after before will would could should there their it's
-i'm wish luck ages time every since still feels hardly believe honestly never tried""".split())
-
-
-def pseudo_word(rng: random.Random) -> str:
-    return "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4)))
-
-
-class Vocabulary:
-    """Rare words, Zipf-like by rank, so each user's index keeps growing new terms."""
-
-    def __init__(self, seed: int, size: int = 20000):
-        rng = random.Random("soak-vocabulary-%d" % seed)
-        words = []
-        seen = set()
-        while len(words) < size:
-            word = pseudo_word(rng)
-            if word not in seen:
-                seen.add(word)
-                words.append(word)
-        self.words = words
-        total = 0.0
-        self.cum_weights = []
-        for rank in range(size):
-            total += 1.0 / (rank + 2.7)
-            self.cum_weights.append(total)
-
-    def pick(self, rng: random.Random, k: int) -> List[str]:
-        return rng.choices(self.words, cum_weights=self.cum_weights, k=k)
-
-
-def fill(template: str, rng: random.Random) -> str:
-    def slot(match: "re.Match[str]") -> str:
-        name = match.group(1)
-        value = rng.choice(SLOTS[name.lower()])
-        return value[0].upper() + value[1:] if name[0].isupper() else value
-
-    return re.sub(r"\{(\w+)\}", slot, template)
-
-
-def marker_word(tag: str, serial: int) -> str:
-    """A made-up word unique to one Add (letters only, so every tokenizer keeps it whole)."""
-    letters = "bcdfghjklmnprstvz"
-    n, out = serial, []
-    while True:
-        n, r = divmod(n, len(letters))
-        out.append(letters[r])
-        if not n:
-            break
-    return "qx" + tag + "".join(out) + "o"
-
-
-class User:
-    """One user's conversation so far; clients take `lock` to write the next Add."""
-
-    def __init__(self, user_id: str, index: int, seed: int):
-        self.user_id = user_id
-        self.lock = threading.Lock()
-        rng = random.Random("soak-user-%d-%s" % (seed, user_id))
-        self.speakers = rng.sample(NAMES, 2)
-        self.time_ms = BASE_TIME_MS + rng.randrange(365) * DAY_MS + rng.randrange(DAY_MS)
-        self.session_index = -1
-        self.session_id = ""
-        self.session_adds_left = 0
-        self.session_position = 0
-        self.adds = 0
-        self.messages = 0
-        self.sessions = 0
-        # Recent message texts for questions, and the unique words of acknowledged Adds.
-        self.recent: "collections.deque[str]" = collections.deque(maxlen=400)
-        self.markers: "collections.deque[str]" = collections.deque(maxlen=50)
-        self.view_lock = threading.Lock()  # guards recent/markers, read by searching clients
-
-
-class Conversations:
-    """Every user's next Add and next question, deterministic for a seed (per user)."""
-
-    def __init__(self, n_users: int, seed: int, run_tag: str):
-        self.seed = seed
-        self.run_tag = run_tag
-        self.vocabulary = Vocabulary(seed)
-        self.users = [User("soak-%s-u%03d" % (run_tag, i), i, seed) for i in range(n_users)]
-        self._serial = 0
-        self._serial_lock = threading.Lock()
-
-    def next_serial(self) -> int:
-        with self._serial_lock:
-            self._serial += 1
-            return self._serial
-
-    def next_add(self, user: User, rng: random.Random) -> Tuple[Dict[str, Any], str, List[str]]:
-        """The user's next Add body (call with user.lock held), its marker word and its texts."""
-        if user.session_adds_left == 0:
-            user.session_index += 1
-            user.sessions += 1
-            user.session_id = "s%04d" % user.session_index
-            user.session_adds_left = rng.randint(*SESSION_ADDS)
-            user.session_position = 0
-            user.time_ms += rng.randint(1, 10) * DAY_MS + rng.randrange(DAY_MS // 4)
-        serial = self.next_serial()
-        marker = marker_word(self.run_tag[:2], serial)
-        marker_at = rng.randrange(ADD_SIZE)
-        same_time = rng.random() < 0.3  # some sessions carry one timestamp, as the platform may send
-        messages, texts = [], []
-        for i in range(ADD_SIZE):
-            pos = user.session_position + i
-            speaker = user.speakers[pos % 2]
-            text = fill(rng.choice(STATEMENTS if pos % 2 == 0 else REPLIES), rng)
-            if rng.random() < 0.3:
-                text += " It reminded me of %s and %s." % tuple(self.vocabulary.pick(rng, 2))
-            if i == marker_at:
-                text += " The code word for the locker is %s." % marker
-            content = "%s: %s" % (speaker, text)
-            texts.append(content)
-            messages.append({
-                "role": "user" if pos % 2 == 0 else "assistant",
-                "content": content,
-                "timestamp": user.time_ms + (0 if same_time else pos * 45000),
-            })
-        body = {
-            "request_id": "%s-%s-a%03d-%d" % (user.user_id, user.session_id, user.session_position // ADD_SIZE, serial),
-            "user_id": user.user_id,
-            "session_id": "%s-%s" % (user.user_id, user.session_id),
-            "messages": messages,
-        }
-        user.session_position += ADD_SIZE
-        user.session_adds_left -= 1
-        user.adds += 1
-        user.messages += ADD_SIZE
-        return body, marker, texts
-
-    @staticmethod
-    def acknowledged(user: User, marker: str, texts: List[str]) -> None:
-        """An Add was answered 200: its words may now be asked about."""
-        with user.view_lock:
-            user.recent.extend(texts)
-            user.markers.append(marker)
-
-    def question(self, user: User, rng: random.Random) -> Tuple[Dict[str, Any], Optional[str]]:
-        """A Search body for the user, and the marker word it must find (or None)."""
-        with user.view_lock:
-            recent = list(user.recent)
-            markers = list(user.markers)
-        top_k = 100 if rng.random() < TOP_KS[0][1] else TOP_KS[1][0]
-        if markers and rng.random() < MARKER_SHARE:
-            marker = rng.choice(markers)
-            return {"query": "What is the code word %s?" % marker, "user_id": user.user_id, "top_k": top_k}, marker
-        if recent:
-            speaker, _, text = rng.choice(recent).partition(": ")
-            words = [w.strip(".,;:!?'").lower() for w in text.split()]
-            words = [w for w in words if len(w) > 3 and w not in STOPWORDS and not w.startswith("qx")] or ["week"]
-        else:  # nothing acknowledged yet: an unknown or empty user must give a valid (maybe empty) list
-            speaker, words = rng.choice(user.speakers), self.vocabulary.pick(rng, 3)
-        about = " ".join(rng.sample(words, min(len(words), rng.randint(1, 3))))
-        form = rng.choice([
-            "What did {s} say about {a}?", "When did {s} mention {a}?", "Who talked about {a}?", "{a}",
-            "Where did {s} go for {a}?", "How did {s} feel about {a}?", "Did {s} ever talk about {a}?",
-        ])
-        body: Dict[str, Any] = {"query": form.format(s=speaker, a=about), "user_id": user.user_id, "top_k": top_k}
-        if rng.random() < OPTIONS_SHARE:
-            options = [about] + [" ".join(self.vocabulary.pick(rng, rng.randint(1, 2))) for _ in range(3)]
-            rng.shuffle(options)
-            body["options"] = options
-        return body, None
-
-
 # -- the contract -----------------------------------------------------------------------
 
 
-def check_add(body: Dict[str, Any], payload: Any) -> Optional[str]:
-    """Why a 200 Add answer breaks the contract, or None."""
-    if not isinstance(payload, dict):
-        return "Add answer is not a JSON object"
-    if payload.get("success") is not True:
-        return "Add answer has no success: true"
-    for key in ("request_id", "user_id", "session_id"):
-        if payload.get(key) != body[key]:
-            return "Add answer does not echo %s" % key
-    return None
-
-
-def check_search(body: Dict[str, Any], payload: Any) -> Optional[str]:
-    """Why a 200 Search answer breaks the contract, or None."""
-    if not isinstance(payload, dict):
-        return "Search answer is not a JSON object"
-    data = payload.get("data")
-    if not isinstance(data, list):
-        return "Search answer has no data list"
-    if len(data) > max(0, body["top_k"]):
-        return "Search answer has %d items, more than top_k %d" % (len(data), body["top_k"])
-    ids = set()
-    previous = None
-    for i, item in enumerate(data):
-        if not isinstance(item, dict):
-            return "data[%d] is not an object" % i
-        if not isinstance(item.get("id"), str) or not item["id"]:
-            return "data[%d] has no non-empty string id" % i
-        if item["id"] in ids:
-            return "data[%d] repeats id %s" % (i, item["id"])
-        ids.add(item["id"])
-        if not isinstance(item.get("content"), str) or not item["content"].strip():
-            return "data[%d] has no non-empty string content" % i
-        score = item.get("score")
-        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
-            return "data[%d] has no finite numeric score" % i
-        if previous is not None and score > previous:
-            return "scores increase at data[%d]" % i
-        previous = score
-        created = item.get("created_at")
-        if created is not None and not isinstance(created, str):
-            return "data[%d].created_at is not a string" % i
-    return None
-
-
 # -- HTTP client ------------------------------------------------------------------------
-
-
-def peer_closed(sock: Optional[socket.socket]) -> bool:
-    """Whether an idle keep-alive socket was closed by the server (or holds bytes nobody asked for)."""
-    if sock is None:
-        return True
-    try:
-        if hasattr(select, "poll"):  # no FD_SETSIZE limit, unlike select()
-            poller = select.poll()
-            poller.register(sock, select.POLLIN)
-            readable = bool(poller.poll(0))
-        else:
-            readable = bool(select.select([sock], [], [], 0)[0])
-        # Readable while idle: EOF, a reset, or an unsolicited answer (e.g. a 408 before closing): start over.
-        return readable
-    except (OSError, ValueError):
-        return True
-
-
-class Outcome:
-    """One request: what happened and how long it took."""
-
-    __slots__ = ("status", "payload", "latency_ms", "error_kind", "error_detail", "body_text")
-
-    def __init__(self) -> None:
-        self.status: Optional[int] = None
-        self.payload: Any = None
-        self.latency_ms: Optional[float] = None
-        self.error_kind: Optional[str] = None  # None, "5xx", "non-200", "malformed", "connection"
-        self.error_detail = ""
-        self.body_text = ""
-
-
-class KeepAliveClient:
-    """One keep-alive connection; it reconnects only when the server closed it (counted)."""
-
-    def __init__(self, host: str, port: int, timeout_s: float, headers: Dict[str, str]):
-        self.host, self.port, self.timeout_s, self.headers = host, port, timeout_s, headers
-        self.conn: Optional[http.client.HTTPConnection] = None
-        self.connects = 0
-        self.reconnects: "collections.Counter[str]" = collections.Counter()
-        self._pending_reason: Optional[str] = None
-
-    def _connect(self) -> None:
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
-        self.conn = None
-        conn.connect()
-        self.conn = conn
-        self.connects += 1
-
-    def ready(self) -> None:
-        """Make sure there is an open connection before a timed request (connecting is not timed)."""
-        if self.conn is None:
-            self._connect()
-            if self._pending_reason:
-                self.reconnects[self._pending_reason] += 1
-                self._pending_reason = None
-        elif self.conn.sock is None:  # http.client closed it: the server answered "Connection: close"
-            self.reconnects["server closed after an answer"] += 1
-            self._connect()
-        elif peer_closed(self.conn.sock):
-            self.reconnects["server closed an idle connection"] += 1
-            self.conn.close()
-            self._connect()
-
-    def request(self, method: str, path: str, body: Optional[bytes]) -> Outcome:
-        out = Outcome()
-        try:
-            self.ready()
-        except OSError as e:
-            out.error_kind, out.error_detail = "connection", "connect: %s" % type(e).__name__
-            self.conn = None
-            self._pending_reason = "after a connection error"
-            return out
-        assert self.conn is not None
-        t0 = time.perf_counter()
-        try:
-            self.conn.request(method, path, body=body, headers=self.headers)
-            response = self.conn.getresponse()
-            raw = response.read()
-            out.latency_ms = (time.perf_counter() - t0) * 1000.0
-            out.status = response.status
-        except (OSError, http.client.HTTPException) as e:
-            out.latency_ms = (time.perf_counter() - t0) * 1000.0
-            kind = "timeout" if isinstance(e, socket.timeout) else type(e).__name__
-            out.error_kind, out.error_detail = "connection", kind
-            self.conn.close()
-            self.conn = None
-            self._pending_reason = "after a connection error"
-            return out
-        if out.status != 200:
-            out.error_kind = "5xx" if out.status >= 500 else "non-200"
-            out.error_detail = "HTTP %d" % out.status
-            out.body_text = raw[:300].decode("utf-8", "replace")
-            return out
-        try:
-            out.payload = json.loads(raw)
-        except ValueError:
-            out.error_kind, out.error_detail = "malformed", "200 with a body that is not JSON"
-            out.body_text = raw[:300].decode("utf-8", "replace")
-        return out
-
-    def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
 
 
 # -- the soak ---------------------------------------------------------------------------
@@ -855,7 +281,8 @@ class Soak:
                     errors = sum(sum(r.errors.values()) for r in self.records)
                     last = self.samples[-1] if self.samples else {}
                     log("[soak] %4.0f s / %.0f s: %d requests, %d errors, server RSS %s MiB, %s threads" % (
-                        now - self.t0, args.duration, done, errors, mib(last.get("rss_kib")), last.get("threads")))
+                        now - self.t0, args.duration, done, errors, mib(last.get("rss_kib"), "%.1f"),
+                        last.get("threads")))
                 if now > self.deadline + args.timeout + 30:
                     self.aborted = self.aborted or "clients did not stop within %.0f s of the end" % (args.timeout + 30)
                     break
@@ -1001,17 +428,17 @@ def report(figures: Dict[str, Any]) -> str:
         rows = [("server", "t s", "RSS MiB", "of it anonymous MiB", "threads")]
         for label, key in (("start", "start"), ("after warm-up", "after_warmup"), ("end", "end")):
             s = mem.get(key) or {}
-            rows.append((label, fmt(s.get("t_s"), "%.0f"), mib(s.get("rss_kib")), mib(s.get("anon_kib")),
-                         fmt(s.get("threads"), "%d")))
+            rows.append((label, fmt(s.get("t_s"), "%.0f"), mib(s.get("rss_kib"), "%.1f"),
+                         mib(s.get("anon_kib"), "%.1f"), fmt(s.get("threads"), "%d")))
         rows.append(("max (RSS at %s s; threads)" % fmt(mem["max"].get("t_s"), "%.0f"), "-",
-                     mib(mem["max"].get("rss_kib")), mib(mem["max"].get("anon_kib")),
+                     mib(mem["max"].get("rss_kib"), "%.1f"), mib(mem["max"].get("anon_kib"), "%.1f"),
                      fmt(mem.get("max_threads"), "%d")))
         add(markdown(rows))
         add("\nRSS change from after warm-up to end: **%s** (limit %+.0f%%; anonymous memory %s), while %d messages "
             "were added: %s bytes of RSS per message added. VmHWM at end %s MiB; %d samples, every %.0f s.\n" % (
                 fmt(mem["growth_after_warmup_pct"], "%+.1f%%"), p["max_rss_growth"],
                 fmt(mem["anon_growth_after_warmup_pct"], "%+.1f%%"), mem["messages_after_warmup"],
-                fmt(mem["growth_bytes_per_message_added"], "%.0f"), mib(figures["server"].get("vmhwm_kib")),
+                fmt(mem["growth_bytes_per_message_added"], "%.0f"), mib(figures["server"].get("vmhwm_kib"), "%.1f"),
                 mem["samples"], p["sample_interval"]))
     else:
         add("server RSS: not measured (give `--pid` of the server process with `--endpoint`; Linux only).\n")
@@ -1036,7 +463,7 @@ def report(figures: Dict[str, Any]) -> str:
         span = "%.0f-%.0f" if figures["wall_s"] >= 10 * len(figures["over_time"]) else "%.1f-%.1f"
         rows.append((span % (s["from_s"], s["to_s"]), fmt(s["req_per_s"], "%.1f"), s["failed"],
                      fmt(s["add_p50_ms"]), fmt(s["add_p99_ms"]), fmt(s["search_p50_ms"]), fmt(s["search_p99_ms"]),
-                     mib(s["rss_kib"]), fmt(s["threads"], "%d")))
+                     mib(s["rss_kib"], "%.1f"), fmt(s["threads"], "%d")))
     add(markdown(rows))
     d = figures["data"]
     c = figures["connections"]
@@ -1102,10 +529,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = parse_args(argv)
-    warmup_s = args.warmup if args.warmup is not None else min(max(0.1 * args.duration, 30.0), args.duration / 2)
-    workdir = tempfile.mkdtemp(prefix="flowmem-soak-")
+def start(args: argparse.Namespace, workdir: str) -> Tuple[str, int, Optional[int], Optional[ServerProcess],
+                                                            Dict[str, Any]]:
+    """The server to soak: `--endpoint`'s, or one started here; (host, port, pid, process, its figures)."""
     server: Optional[ServerProcess] = None
     srv: Dict[str, Any] = {}
     try:
@@ -1121,20 +547,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             host, port, pid = server.host, server.port, server.pid
             srv["description"] = "started here: `%s` from %s, pid %d, %s" % (
                 " ".join(shlex.quote(a) for a in ["python"] + server.argv[1:]), args.repo, pid, server.endpoint)
-        health = wait_healthy(host, port)
-    except (RuntimeError, ValueError, OSError) as e:
-        log("[soak] cannot start: %s" % e)
+        srv["health"] = wait_healthy(host, port)
+    except BaseException:
         if server is not None:
             server.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
-        return 2
-    srv["health"] = health
+        raise
     srv["open_files_limit"] = proc_open_files_limit(pid)
+    return host, port, pid, server, srv
 
-    log("[soak] %.0f s, %d clients, %d users, add share %.2f against %s:%d" % (
-        args.duration, args.clients, args.users, args.add_share, host, port))
-    soak = Soak(args, host, port, pid, server)
-    result = soak.run()
+
+def after_run(args: argparse.Namespace, host: str, port: int, pid: Optional[int], server: Optional[ServerProcess],
+              srv: Dict[str, Any], workdir: str) -> None:
+    """The server's figures once the load stopped: peak RSS, health, exit status, log problems, file sizes."""
     srv["vmhwm_kib"] = proc_status(pid).get("VmHWM")
     try:
         wait_healthy(host, port, 10)
@@ -1149,6 +573,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         srv["wal_bytes"] = os.path.getsize(db + "-wal") if os.path.exists(db + "-wal") else 0
         srv["log_path"] = server.log_path if args.keep else None
 
+
+def collect(args: argparse.Namespace, soak: Soak, result: Dict[str, Any], srv: Dict[str, Any],
+            warmup_s: float) -> Tuple[Dict[str, Any], "collections.Counter[Tuple[str, str, str]]", int]:
+    """Every figure of the run (the JSON report), its errors by (endpoint, kind, detail), requests answered."""
     rows = sorted((r for rec in soak.records for r in rec.rows), key=lambda r: r[0])
     errors: "collections.Counter[Tuple[str, str, str]]" = collections.Counter()
     examples: List[Dict[str, Any]] = []
@@ -1189,46 +617,58 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "connections": {"connects": sum(c.connects for c in soak.clients), "reconnects": dict(reconnects)},
         "aborted": soak.aborted,
     }
+    return figures, errors, len(rows)
 
-    failures = []
-    if soak.aborted:
-        failures.append(soak.aborted)
+
+def failures(args: argparse.Namespace, figures: Dict[str, Any], errors: "collections.Counter[Tuple[str, str, str]]",
+             answered: int, started_here: bool) -> List[str]:
+    """Why the run fails, one line a reason; none when it passed."""
+    out = []
+    if figures["aborted"]:
+        out.append(figures["aborted"])
     n_errors = sum(errors.values())
     if n_errors:
-        by_kind = collections.Counter()
+        by_kind: "collections.Counter[str]" = collections.Counter()
         for (_, k, _), n in errors.items():
             by_kind[k] += n
-        failures.append("%d errors (%s)" % (n_errors, ", ".join("%s %d" % kv for kv in sorted(by_kind.items()))))
+        out.append("%d errors (%s)" % (n_errors, ", ".join("%s %d" % kv for kv in sorted(by_kind.items()))))
     growth = figures["memory"].get("growth_after_warmup_pct")
     if growth is not None and growth > args.max_rss_growth:
-        failures.append("RSS grew %.1f%% from after warm-up to the end (limit %.0f%%)" % (growth, args.max_rss_growth))
+        out.append("RSS grew %.1f%% from after warm-up to the end (limit %.0f%%)" % (growth, args.max_rss_growth))
+    srv = figures["server"]
     if not srv.get("healthy_at_end"):
-        failures.append("GET /health failed after the run")
-    if server is not None and srv.get("exit_status") != 0:
-        failures.append("the server's exit status after SIGTERM was %s" % srv.get("exit_status"))
-    if not rows:
-        failures.append("no request was answered")
-    if result["preload"] and result["preload"]["failed"]:
-        failures.append("%d preload Adds failed (%s)" % (result["preload"]["failed"],
-                                                          "; ".join(result["preload"]["failures"])))
-    figures["failures"] = failures
-    figures["passed"] = not failures
+        out.append("GET /health failed after the run")
+    if started_here and srv.get("exit_status") != 0:
+        out.append("the server's exit status after SIGTERM was %s" % srv.get("exit_status"))
+    if not answered:
+        out.append("no request was answered")
+    preload = figures["preload"]
+    if preload and preload["failed"]:
+        out.append("%d preload Adds failed (%s)" % (preload["failed"], "; ".join(preload["failures"])))
+    return out
 
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Soak a server with the arguments in `argv`; the exit status (0 passed, 1 failed, 2 no server)."""
+    args = parse_args(argv)
+    warmup_s = args.warmup if args.warmup is not None else min(max(0.1 * args.duration, 30.0), args.duration / 2)
+    workdir = tempfile.mkdtemp(prefix="flowmem-soak-")
+    try:
+        host, port, pid, server, srv = start(args, workdir)
+    except (RuntimeError, ValueError, OSError) as e:
+        log("[soak] cannot start: %s" % e)
+        shutil.rmtree(workdir, ignore_errors=True)
+        return 2
+    log("[soak] %.0f s, %d clients, %d users, add share %.2f against %s:%d" % (
+        args.duration, args.clients, args.users, args.add_share, host, port))
+    soak = Soak(args, host, port, pid, server)
+    result = soak.run()
+    after_run(args, host, port, pid, server, srv, workdir)
+    figures, errors, answered = collect(args, soak, result, srv, warmup_s)
+    figures["failures"] = failures(args, figures, errors, answered, server is not None)
+    figures["passed"] = not figures["failures"]
     finish(report(figures), figures, args.out, workdir, args.keep, "soak")
     return 0 if figures["passed"] else 1
-
-
-def finish(text: str, figures: Dict[str, Any], out: Optional[str], workdir: str, keep: bool, tool: str) -> None:
-    """Print the report, write the figures as JSON to `out` if given, and remove `workdir` unless kept."""
-    print(text)
-    if out:
-        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-        with open(out, "w", encoding="utf-8") as f:
-            json.dump(json_safe(figures), f, indent=2, sort_keys=True)
-    if keep:
-        log("[%s] kept %s" % (tool, workdir))
-    else:
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -3,13 +3,13 @@
 
 Usage (from anywhere):
 
-    python tools/synthetic.py [--seed 1] [--size small|medium] --out PATH
-    python tools/synthetic.py --chat [--seed 1] --out PATH     # tools/evalkit/synthetic_chat.py
+    python -m tools.synthetic [--seed 1] [--size small|medium] --out PATH
+    python -m tools.synthetic --chat [--seed 1] --out PATH     # tools/evalkit/synthetic_chat.py
 
 The same seed and size always give byte-identical output. The committed fixtures are
 
-    python tools/synthetic.py --seed 1 --size small --out fixtures/synthetic-small.json
-    python tools/synthetic.py --chat --seed 1 --out fixtures/synthetic-chat.json
+    python -m tools.synthetic --seed 1 --size small --out fixtures/synthetic-small.json
+    python -m tools.synthetic --chat --seed 1 --out fixtures/synthetic-chat.json
 """
 from __future__ import annotations
 
@@ -18,12 +18,10 @@ import os
 import sys
 from typing import List, Optional
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+from tools.evalkit import synthetic_chat
+from tools.evalkit.synthetic import SIZES, dumps, generate
 
-from tools.evalkit import synthetic_chat  # noqa: E402
-from tools.evalkit.synthetic import SIZES, dumps, generate  # noqa: E402
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import http.client
 import json
-import math
 import threading
 import time
 import urllib.parse
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from flowmem import portable
 from flowmem.config import Config
@@ -152,12 +151,3 @@ def ask(client: Any, conversation: Conversation, question: Question, top_k: int)
     started = time.perf_counter()
     data = client.search(body)["data"]
     return data, (time.perf_counter() - started) * 1000
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The q-th percentile (0..100) by nearest rank; 0.0 for no values."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    rank = max(1, math.ceil(q / 100.0 * len(ordered)))
-    return ordered[rank - 1]

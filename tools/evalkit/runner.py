@@ -5,10 +5,11 @@ import json
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
 
 from flowmem.text import timeexpr
+from tools.benchkit.stats import nearest_rank as percentile
 
 from . import metrics
 from .dataset import Dataset
-from .replay import TurnMap, ask, percentile, replay
+from .replay import TurnMap, ask, replay
 
 # Categories whose questions have no answer in memory; "answerable" summaries leave them out.
 UNANSWERABLE = ("adversarial", "unanswerable")
