@@ -9,8 +9,8 @@ explicitly (Config.index_settings()); None leaves each to the database, and stor
 refuses a differing one. A new database takes those given when it is created (by
 init(), or by the first Memory on the file); reindex() is the only way to change those
 of an existing one. The Ranking that search weighs and bounds its work with is the
-Config's (Config.ranking()), for the index settings the database actually has:
-retrieval takes it as given.
+Config's (Config.ranking()); retrieval takes it as given, and reads a question with the
+index settings of the snapshot it searches.
 """
 from __future__ import annotations
 
@@ -37,13 +37,9 @@ from .storage.store import Store
 from .validation import AddRequest, parse_add, parse_id, parse_limit, parse_order, parse_search, parse_time
 
 
-def make_ranking(config: Optional[Config] = None, index: Optional[ViewSettings] = None) -> Ranking:
-    """`config.ranking(index)`, for tools and tests: the default Config if none, a new database's index if none.
-
-    config: the settings (default: every default).
-    index: the settings of the index searched (default: those a new database gets).
-    """
-    return (config or Config()).ranking(index or ViewSettings())
+def make_ranking(config: Optional[Config] = None) -> Ranking:
+    """`config.ranking()`, for tools and tests: the Ranking of `config`'s settings (default: every default)."""
+    return (config or Config()).ranking()
 
 
 def init(config: Config) -> ViewSettings:
@@ -128,7 +124,7 @@ class Memory(MemoryAPI):
                            cache_messages=config.cache_messages, cache_words=config.cache_words,
                            cache_vectors=config.cache_vectors,
                            read_only=read_only, create=create, checkpoints=config.checkpoints)
-        self._ranking = config.ranking(self.store.settings)
+        self._ranking = config.ranking()
 
     def add_body(self, body: Mapping[str, Any], strict: bool = True) -> Dict[str, Any]:
         """Store an Add body (contract: request_id, user_id, session_id, messages; ours: metadata).

@@ -27,7 +27,7 @@ class NamesSignalTest(MemoryTestCase):
         self.memory.add(add_body("u1", "s1", SESSION))
 
     def names_scores(self, question: str) -> dict:
-        ranking = make_ranking(self.memory.config, self.memory.store.settings)
+        ranking = make_ranking(self.memory.config)
         with self.memory.store.reading() as reader:
             prepared = pipeline.prepare(reader, "u1", question, [], ranking)
         return prepared.signal_scores["names"]

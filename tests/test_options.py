@@ -41,7 +41,7 @@ class OptionsTest(MemoryTestCase):
         self.assertNotEqual(self.first(OPTIONS, self.open_memory(options_boost_max=1.0)), NAMED[0])
 
     def test_a_question_as_specific_as_its_options_gets_no_boost(self):
-        ranking = make_ranking(self.memory.config, self.memory.store.settings)
+        ranking = make_ranking(self.memory.config)
         with self.memory.store.reading() as reader:
             generic = pipeline.prepare(reader, "u1", QUESTION, OPTIONS, ranking)
             specific = pipeline.prepare(reader, "u1", "Was the clay bowl finished?", OPTIONS, ranking)

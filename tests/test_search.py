@@ -190,7 +190,7 @@ print(json.dumps(out, sort_keys=True))
 import sys
 sys.path.insert(0, sys.argv[1])
 from flowmem.retrieval import signals
-from flowmem.retrieval.candidates import Pool
+from flowmem.retrieval.pool import Pool
 from flowmem.retrieval.query import analyze
 terms = ["w%d" % i for i in range(12)]
 query = analyze(" ".join(terms), stemmed=False, dates=False)

@@ -2,7 +2,7 @@
 import datetime
 
 from flowmem.retrieval import signals
-from flowmem.retrieval.candidates import Message, Pool
+from flowmem.retrieval.pool import Message, Pool
 from flowmem.retrieval.query import analyze
 from tests.helpers import DAY_MS, T0, MemoryTestCase, add_body
 

@@ -10,8 +10,8 @@ import unittest
 from typing import List
 
 from flowmem.retrieval import bridges
-from flowmem.retrieval.candidates import Message, Pool
 from flowmem.retrieval.pipeline import _best_first
+from flowmem.retrieval.pool import Message, Pool
 from flowmem.storage.views import MESSAGE
 from flowmem.text import timeexpr
 from tests.helpers import MemoryTestCase, add_body

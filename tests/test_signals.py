@@ -40,7 +40,7 @@ class SignalsInSearchTest(MemoryTestCase):
         self.memory.add(add_body("u1", "s1", SESSION))
 
     def test_every_registered_signal_and_each_option_is_scored(self):
-        ranking = make_ranking(self.memory.config, self.memory.store.settings)
+        ranking = make_ranking(self.memory.config)
         with self.memory.store.reading() as reader:
             prepared = pipeline.prepare(reader, "u1", "Where does Dana work now?", ["a bakery", "a studio"], ranking)
         self.assertEqual(set(prepared.signal_scores), set(signals.SIGNALS) | {"option0", "option1"})

@@ -9,7 +9,7 @@ import datetime
 import unittest
 from typing import List
 
-from flowmem.retrieval.candidates import Message, Pool
+from flowmem.retrieval.pool import Message, Pool
 from flowmem.retrieval.query import CURRENT, analyze, intent
 from flowmem.retrieval.state_update import UPDATE_CUES, rerank
 from flowmem.text import timeexpr

@@ -7,7 +7,7 @@ and a question typed without its question mark still asks (retrieval/signals.py)
 import unittest
 
 from flowmem.retrieval import signals
-from flowmem.retrieval.candidates import Message, Pool, _asks
+from flowmem.retrieval.pool import Message, Pool, _asks
 from flowmem.retrieval.spread import TURN_SLOTS, thin_turns
 from flowmem.storage.views import turn_spans
 from tests.helpers import T0, MemoryTestCase

@@ -3,7 +3,7 @@
 A message rarely says everything: the windows (runs of consecutive messages) and
 segments (stretches of a conversation) holding it are scored too, and a message is
 ranked by the best of them as well as by itself (signals.py). Only the views around
-the best `context_size` messages of the pool are scored (best(), around()), from the
+the best `context_pool` messages of the pool are scored (best(), around()), from the
 session cache's views_at (session_cache.py): no SQL.
 
 A window's or segment's term counts are the sums of its messages' (its indexed text is

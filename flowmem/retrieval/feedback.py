@@ -11,21 +11,19 @@ that pass join, and only theirs count against the budget.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Dict, Mapping, Optional, Sequence, Set
+from typing import Callable, Dict, Mapping, Optional, Sequence, Set
 
 from ..storage.reader import Reader
 from ..storage.rows import ViewRow
 from . import bm25, bridges
 from .filters import DocFilter
-
-if TYPE_CHECKING:  # candidates.py imports this module: its Limits are named for the type checker only
-    from .candidates import Limits
+from .ranking import Ranking
 
 _BATCH = 8  # feedback words whose postings one query reads
 
 
 def extend(reader: Reader, user_key: int, found: Dict[int, ViewRow], scores: Mapping[int, float],
-           tf: Dict[str, Dict[int, int]], asked: Set[str], limits: "Limits",
+           tf: Dict[str, Dict[int, int]], asked: Set[str], ranking: Ranking,
            keep: Optional[DocFilter]) -> Dict[int, float]:
     """The messages holding the feedback words join `found` (their counts join `tf`); returns each
     message's summed weight of the feedback words it holds.
@@ -33,17 +31,17 @@ def extend(reader: Reader, user_key: int, found: Dict[int, ViewRow], scores: Map
     scores: the pool's BM25 so far (the best are read for words); asked: the question's
     and options' terms, never feedback words; keep: the search's filter, None for none.
     """
-    weights = words(reader, found, scores, asked, limits)
+    weights = words(reader, found, scores, asked, ranking)
     feedback_docs: Dict[int, float] = {}
     if not weights:
         return feedback_docs
     # The weightiest first, read a few at a time: counting rows as they come spares looking up each
     # word's document frequency in the index, whose cost grows with the index.
     ordered = sorted(weights, key=lambda w: (-weights[w], w))
-    extra_tf = within_budget(reader, user_key, ordered, limits.postings_budget, keep,
+    extra_tf = within_budget(reader, user_key, ordered, ranking.postings_budget, keep,
                              lambda per_doc: sum(per_doc.values()))  # the rows read
-    room = max(0, limits.pool_size - len(found))
-    extra = [d for d in bm25.best_docs(extra_tf, weights, limits.k1, room + len(found)) if d not in found][:room]
+    room = max(0, ranking.candidate_pool - len(found))
+    extra = [d for d in bm25.best_docs(extra_tf, weights, ranking.bm25_k1, room + len(found)) if d not in found][:room]
     found.update(reader.message_views(user_key, extra))
     for t, per_doc in extra_tf.items():
         for d in per_doc:
@@ -55,16 +53,16 @@ def extend(reader: Reader, user_key: int, found: Dict[int, ViewRow], scores: Map
 
 
 def words(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, float], asked: Set[str],
-          limits: "Limits") -> Dict[str, float]:
+          ranking: Ranking) -> Dict[str, float]:
     """The `feedback_terms` words that weigh most in the best `feedback_docs` messages.
 
     A word weighs its frequency in each of those messages times its idf among the
     messages of the sessions the search has read (kept in memory with them), which
     spares a lookup per word in the index.
     """
-    if limits.feedback_docs <= 0 or limits.feedback_terms <= 0:
+    if ranking.feedback_docs <= 0 or ranking.feedback_terms <= 0:
         return {}
-    best = sorted(scores, key=lambda d: (-scores[d], d))[: limits.feedback_docs]
+    best = sorted(scores, key=lambda d: (-scores[d], d))[: ranking.feedback_docs]
     texts = [reader.session(found[d]).messages[found[d].first][2] for d in best]
     sessions = reader.sessions_read()
     n = sum(s.n_messages for s in sessions)
@@ -76,7 +74,7 @@ def words(reader: Reader, found: Mapping[int, ViewRow], scores: Mapping[int, flo
             idf = bm25.idf(n, sum(s.doc_freqs.get(t, 0) for s in sessions))
             if idf > 1e-6:  # words in half the messages or more say nothing
                 weight[t] = weight.get(t, 0.0) + tokens.count(t) / len(tokens) * idf
-    chosen = sorted(weight, key=lambda t: (-weight[t], t))[: limits.feedback_terms]
+    chosen = sorted(weight, key=lambda t: (-weight[t], t))[: ranking.feedback_terms]
     return {t: weight[t] for t in chosen}
 
 

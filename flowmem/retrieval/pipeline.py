@@ -39,10 +39,11 @@ from ..storage.store import Store
 from ..text.period import may_name_period
 from ..text.timeexpr import is_date_token
 from . import fallback, meaning, signals, state_update
-from .candidates import Key, Limits, Pool, build
+from .candidates import build
 from .filters import DocFilter, Filters
 from .fusion import competition_ranks, fuse
 from .items import Session, result_item
+from .pool import Key, Pool
 from .query import Query, analyze, scoped
 from .ranking import Ranking
 from .selection import select_views
@@ -118,19 +119,8 @@ def prepare(reader: Reader, user_id: str, question: str, options: Sequence[str],
     if index.resolve_times and may_name_period(question):
         query = scoped(query, reader.memory_days(user_key))
     keep = None if filters is None else DocFilter(reader, user_key, filters)
-    pool = candidate_pool(reader, user_key, query, ranking, keep)
+    pool = build(reader, user_key, query, ranking, keep)  # bounded by the ranking's own settings, read by name
     return Prepared(query, pool, signal_scores(query, pool), lambda key: reader.message_row(*key))
-
-
-def candidate_pool(reader: Reader, user_key: int, query: Query, ranking: Ranking,
-                   keep: Optional[DocFilter] = None) -> Pool:
-    """The candidate pool (candidates.py) under this ranking's limits, of the messages `keep` passes (all if None)."""
-    limits = Limits(k1=ranking.k1, b=ranking.b, pool_size=ranking.pool_size, context_size=ranking.context_size,
-                    feedback_docs=ranking.feedback_docs, feedback_terms=ranking.feedback_terms,
-                    postings_budget=ranking.postings_budget, period_size=ranking.period_size,
-                    related_share=ranking.related_share, meaning_pool=ranking.meaning_pool,
-                    meaning_scan=ranking.meaning_scan)
-    return build(reader, user_key, query, limits, keep)
 
 
 def signal_scores(query: Query, pool: Pool) -> Dict[str, Dict[Key, float]]:
@@ -194,7 +184,7 @@ def place_by_meaning(prepared: Prepared, ordered: Ordered, ranking: Ranking) -> 
     """
     pool = prepared.pool
     asks_in_other_words = pool.unseen >= ranking.meaning_unseen and not _dated(prepared.query)
-    places = [p for p in ranking.meaning_places if p > ranking.head_size or asks_in_other_words]
+    places = [p for p in ranking.places() if p > ranking.head_size or asks_in_other_words]
     if not pool.meaning or not (places or pool.meaning_only):
         return ordered
     nearest = meaning.nearest_first(pool.meaning, len(places) + max(places, default=_AUDITED_NEAREST))
@@ -223,7 +213,7 @@ def fuse_signals(pool: Pool, scores: Mapping[str, Mapping[Key, float]], ranking:
     speaker): the head is for precision, the tail for finding evidence the question's
     words miss.
     """
-    weights = dict(ranking.weights)
+    weights = dict(ranking.weights())
     for name in scores:
         if signals.is_option_signal(name):
             weights[name] = option_weight
@@ -232,7 +222,7 @@ def fuse_signals(pool: Pool, scores: Mapping[str, Mapping[Key, float]], ranking:
     signal_ranks = {name: competition_ranks(by_message) for name, by_message in sorted(scores.items())}
     fused = fuse(signal_ranks, weights, ranking.rrf_k, own_k=_own_k(ranking))
     fused = _fuse_neighbours(pool, signal_ranks, fused, weights, ranking)
-    tail_weights = dict(weights, **dict(ranking.tail_weights))
+    tail_weights = dict(weights, **dict(ranking.tail_weights()))
     if tail_weights == weights or len(fused) <= ranking.head_size:
         return Ordered(_best_first(fused, pool), fused, _weighted(signal_ranks, weights))
     return _head_and_tail(pool, signal_ranks, fused, weights, tail_weights, ranking)

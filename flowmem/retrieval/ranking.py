@@ -1,65 +1,136 @@
-"""How search weighs and bounds its work: one Ranking, read by every step of the pipeline.
+"""How search weighs and bounds its work, and what it returns: one Ranking, read by every step of the pipeline.
 
-The service builds it from its settings (config.Config.ranking()); retrieval takes it
-as given and knows nothing of where its values come from, so it declares no defaults:
-every value is passed, and by keyword only. Twenty values, most of them numbers,
-passed by position are one swap away from a search that silently ranks differently;
-by keyword, a misspelt or forgotten one is a TypeError at once.
+This is where each of these settings is declared, once (storage.declare.setting()):
+its name, type, default, group and help. The pool's bounds and BM25's parameters
+(bm25_k1 ... meaning_scan) are read by candidates.py and feedback.py, the weights by
+fusion, the rest by the steps after it (pipeline.py). The same name is the setting, the
+FLOWMEM_<NAME> variable, the --<name> flag and the field every step reads: config.Config
+inherits these fields (it is a Ranking with the service's settings added), and
+Config.ranking() hands retrieval a Ranking of the same values, by name.
+
+The defaults are the measured ones; the measurements and the commands that repeat them
+are in docs/results/settings.md, not here.
+
+A Ranking is built by keyword only: forty-odd values, most of them numbers, passed by
+position are one swap away from a search that silently ranks differently; a misspelt
+name is a TypeError at once. A name left out takes its declared default.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, NamedTuple, Tuple
+import dataclasses
+from typing import Any, Tuple
+
+from ..storage import views
+from ..storage.declare import setting
+
+_MEANING_PLACES = ",".join(map(str, [2, 5] + list(range(10, 101, 5))))  # docs/meaning.md
 
 
-class _Fields(NamedTuple):
-    k1: float  # BM25
-    b: float  # BM25
-    rrf_k: float  # reciprocal rank fusion: a ranking adds weight / (rrf_k + rank)
-    weights: Tuple[Tuple[str, float], ...]  # (signal, weight) in the head of the ranking
-    adjacency_top: int
-    options_boost_max: float  # the most signals.options_boost() multiplies weight_options by
-    pool_size: int
-    context_size: int
-    head_size: int
-    feedback_docs: int
-    feedback_terms: int
-    postings_budget: int
-    period_size: int  # messages dated in the question's period that join the pool without its words, at most
-    related_share: float  # share of a related word's idf x strength counted in the BM25 signals (bridges.py)
-    meaning_pool: int  # messages nearest the question in meaning that join the pool (meaning.py)
-    meaning_scan: int  # the user's latest messages the meaning channel scores
-    meaning_places: Tuple[int, ...]  # places the nearest in meaning are moved up to (meaning.placed())
-    meaning_unseen: float  # the share of the question's words never said at which head places apply
-    meaning_rrf_k: float  # the meaning signal's own constant in weight / (k + rank)
-    meaning_closed_at: float  # the word match at which the meaning gate is shut (meaning.gate())
-    tail_weights: Tuple[Tuple[str, float], ...]  # (signal, weight) that differ past the head
-    view_kind: str
-    message_share: float
-    state_update_window: int
-    spread_keep: int  # spread.py: places left as fused
-    spread_slots: int  # spread.py: places spread over the conversation
-    spread_gap: int  # spread.py: how near (in positions) a placed message a message waits
-    stem: bool  # questions are stemmed as the index is (search() takes it from the snapshot it reads)
-    resolve_times: bool  # questions' dates become date tokens as the index's do (likewise)
-    date_prefix: bool  # output: each item's lines start with their day, "[2023-05-08] "
-    time_annotations: bool  # output: resolved relative times follow the text, "(yesterday = 2023-05-07)"
+@dataclasses.dataclass(frozen=True, init=False)
+class Ranking:
+    """Every setting of how search ranks ("ranking") and what it returns ("results"); see the module docstring."""
 
+    date_prefix: bool = setting(True, "results", "start each item's lines with their day: [2023-05-08]")
+    time_annotations: bool = setting(
+        True, "results", "follow a resolved relative time with its dates: (yesterday = 2023-05-07)")
+    bm25_k1: float = setting(1.2, "ranking", "BM25 k1: how soon repeats of a word stop adding to a score")
+    bm25_b: float = setting(0.75, "ranking", "BM25 b: how much a longer text is penalised, 0 (not) to 1")
+    rrf_k: float = setting(60.0, "ranking", "rank fusion constant k: each ranking adds weight / (k + rank)")
+    weight_bm25: float = setting(0.1, "ranking", "weight of the message's own BM25")
+    weight_window: float = setting(1.0, "ranking", "weight of the best BM25 of a window holding the message")
+    weight_segment: float = setting(0.5, "ranking", "weight of the BM25 of the message's segment")
+    weight_coverage: float = setting(0.05, "ranking", "weight of the share of the question's terms in the message")
+    weight_phrase: float = setting(
+        0.1, "ranking", "weight of the question's adjacent word pairs found side by side in the message")
+    weight_names: float = setting(
+        0.0, "ranking", "weight of the names the question mentions (not speakers) in the message's text")
+    weight_speaker: float = setting(0.1, "ranking", "weight of the message being said by someone the question names")
+    weight_numbers: float = setting(
+        0.5, "ranking", 'weight of the question\'s numbers in the message, in any form ("3", "three", "3rd", 三)')
+    weight_options: float = setting(0.3, "ranking", "weight of each answer option's BM25 ranking")
+    options_boost_max: float = setting(
+        10.0, "ranking", "the most weight_options is multiplied by, when the options' words are rarer than the "
+        "question's (by the ratio of their idf); 1 turns it off")
+    weight_time: float = setting(
+        0.1, "ranking", 'weight of time order (earliest or latest first) for "first"/"last" questions')
+    weight_adjacency: float = setting(
+        0.05, "ranking", "weight of being next to one of the best adjacency_top messages")
+    weight_period: float = setting(
+        0.3, "ranking", 'weight of the message being said, or naming a date, inside the period a question names')
+    weight_reply: float = setting(
+        0.12, "ranking", "weight of answering (being the next message after) one of the best adjacency_top "
+        "messages that asks a question")
+    weight_dated: float = setting(
+        0.3, "ranking", 'weight of the message stating or implying a date, for "when" questions')
+    weight_related: float = setting(
+        0.06, "ranking", "weight of the words related in meaning to the question's (WordNet, CC-CEDICT) in the message")
+    weight_typo: float = setting(
+        0.2, "ranking", "weight of near spellings of question words the memory never holds in the message")
+    related_share: float = setting(
+        0.0, "ranking", "share of its idf x strength a related word of a question word the memory never "
+        "holds counts for in the message's BM25 (0: related words only feed weight_related)")
+    weight_meaning: float = setting(0.5, "ranking", "weight of nearness in meaning in the head, times the gate")
+    meaning_closed_at: float = setting(0.15, "ranking", "share of the question's words matched that shuts the gate")
+    meaning_places: str = setting(_MEANING_PLACES, "ranking", "places the nearest in meaning move up to, one each")
+    meaning_unseen: float = setting(0.5, "ranking", "share of the question's words unseen for head places to apply")
+    meaning_rrf_k: float = setting(5.0, "ranking", "the meaning signal's own k in weight / (k + rank)")
+    tail_weight_meaning: float = setting(0.05, "ranking", "weight of nearness in meaning past the first head_size")
+    meaning_pool: int = setting(20, "ranking", "messages nearest in meaning that join the candidates; 0 turns it off")
+    meaning_scan: int = setting(5_000, "ranking", "a user's latest messages compared in meaning: its cost's bound")
+    adjacency_top: int = setting(3, "ranking", "best messages whose neighbours the adjacency ranking brings up")
+    candidate_pool: int = setting(
+        500, "ranking", "messages a search considers, at most; past it, those with the best BM25")
+    context_pool: int = setting(150, "ranking", "best messages whose windows and segments are scored")
+    head_size: int = setting(
+        10, "ranking", "places at the top ranked with the weight_* settings; the rest with the tail_weight_* too")
+    feedback_docs: int = setting(
+        5, "ranking", "best messages whose distinctive words are searched for too (pseudo-relevance feedback); "
+        "0 turns it off")
+    feedback_terms: int = setting(20, "ranking", "distinctive words that feedback searches for, at most")
+    postings_budget: int = setting(
+        2000, "ranking", "postings read for the question's words (and again for feedback's), at most; the commonest "
+        "words past it are skipped")
+    period_pool: int = setting(
+        50, "ranking", "messages dated in the period a question names that join the pool without sharing its words")
+    tail_weight_feedback: float = setting(
+        0.2, "ranking", "weight of pseudo-relevance feedback past the first head_size places")
+    tail_weight_speaker: float = setting(
+        0.5, "ranking", "weight of the speaker ranking past the first head_size places")
+    view_kind: str = setting(
+        views.WINDOW, "results", "what fills the slots after the single messages: window, segment, or message (none)")
+    message_share: float = setting(
+        0.9, "results", "share of the top_k slots that hold single messages, 0 to 1")
+    state_update_window: int = setting(
+        20, "ranking", "best messages the state-update rerank reads and may reorder; 0 turns it off")
+    spread_keep: int = setting(3, "ranking", "first places a list question keeps in fused order before spreading")
+    spread_slots: int = setting(
+        10, "ranking", "first places of a list question in which no message is within spread_gap of another")
+    spread_gap: int = setting(
+        1, "ranking", "positions in a session around a placed message whose messages wait past spread_slots; "
+        "0 turns spreading off")
 
-class Ranking(_Fields):
-    """How search weighs and bounds its work; built by keyword, from a Config by `Config.ranking()`.
+    def __init__(self, **values: Any) -> None:
+        names = {f.name: f for f in dataclasses.fields(self)}
+        unknown = sorted(set(values) - set(names))
+        if unknown:
+            raise TypeError("not settings of a Ranking: %s" % ", ".join(unknown))
+        for name, field in names.items():
+            object.__setattr__(self, name, values.get(name, field.default))
 
-    Every field is required and named: `Ranking(k1=1.2, b=0.75, ...)`. `_replace()`
-    works as on any named tuple.
-    """
+    def weights(self) -> Tuple[Tuple[str, float], ...]:
+        """(signal, weight) pairs of every `weight_<signal>` setting, in declaration order: the head's weights."""
+        return tuple((f.name[len("weight_"):], getattr(self, f.name))
+                     for f in dataclasses.fields(self) if f.name.startswith("weight_"))
 
-    __slots__ = ()
-
-    def __new__(cls, **fields: Any) -> "Ranking":
-        return super().__new__(cls, **fields)
-
-    def __getnewargs_ex__(self) -> Tuple[Tuple[()], Dict[str, Any]]:
-        # copy and pickle rebuild a named tuple from its values by position; hand them over by name.
-        return (), self._asdict()
+    def tail_weights(self) -> Tuple[Tuple[str, float], ...]:
+        """(signal, weight) pairs of every `tail_weight_<signal>` setting: weights that differ past the head."""
+        return tuple((f.name[len("tail_weight_"):], getattr(self, f.name))
+                     for f in dataclasses.fields(self) if f.name.startswith("tail_weight_"))
 
     def weight(self, name: str) -> float:
-        return dict(self.weights).get(name, 0.0)
+        """The head's weight of signal `name` (0 for a signal with no weight_ setting)."""
+        return getattr(self, "weight_" + name, 0.0)
+
+    def places(self) -> Tuple[int, ...]:
+        """`meaning_places` as numbers: the places the nearest in meaning move up to (meaning.placed())."""
+        return tuple(int(p) for p in self.meaning_places.split(",") if p.strip())

@@ -16,7 +16,7 @@ import math
 from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 from ..storage.views import MESSAGE
-from .candidates import Key, Pool
+from .pool import Key, Pool
 
 
 class Pick(NamedTuple):

@@ -20,7 +20,8 @@ from typing import Callable, Dict, List, Mapping, Sequence, Set, Tuple
 
 from ..storage.views import MESSAGE, SEGMENT, WINDOW
 from ..text.numbers import number_values
-from .candidates import Key, Message, Pool, best_per_message
+from .candidates import best_per_message
+from .pool import Key, Message, Pool
 from .query import FIRST, LAST, WHEN, Query
 
 SignalScores = Dict[Key, float]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Mapping, Sequence, Set, Tuple
 
-from .candidates import Key, Pool
+from .pool import Key, Pool
 
 
 def spread(order: Sequence[Key], scores: Mapping[Key, float], keep: int, slots: int,

@@ -25,7 +25,7 @@ from typing import Callable, Dict, List, Sequence, Set, Tuple
 
 from ..text import timeexpr
 from ..text.tokenize import STEMMED_STOPWORDS
-from .candidates import Key, Message, Pool
+from .pool import Key, Message, Pool
 from .query import CURRENT, Query
 
 # The ways people say that something changed, collected from how conversations phrase it

@@ -70,7 +70,7 @@ class Store:
     def __init__(self, path: str, *, synchronous: str, cache_messages: int, cache_words: int = 0,
                  cache_vectors: int = 0,
                  settings: SettingsRequest = None,
-                 pool_size: int = 16, read_only: bool = False, create: bool = True, check_index: bool = True,
+                 idle_readers: int = 16, read_only: bool = False, create: bool = True, check_index: bool = True,
                  checkpoints: str = "flowmem"):
         """Open the database at `path`, creating and migrating it as needed unless told not to.
 
@@ -79,7 +79,7 @@ class Store:
         ViewSettings' defaults; a named one that differs from the database's raises
         StoreError naming the reindex command, as does an index of another version
         (`check_index=False` skips both, for reindex() only). `synchronous` is SQLite's
-        durability setting (FULL: an acknowledged Add survives power loss); `pool_size`
+        durability setting (FULL: an acknowledged Add survives power loss); `idle_readers`
         is how many idle read connections are kept; `cache_messages` bounds the
         messages search keeps in memory between searches (session_cache.py), `cache_words`
         the words of users' messages whose postings it keeps (postings.py), `cache_vectors` the
@@ -94,7 +94,7 @@ class Store:
         self.read_only = read_only
         self._synchronous = synchronous
         self._own_checkpoints = checkpoints != "external"
-        self._pool_size = pool_size
+        self._idle_readers = idle_readers
         self._held = Held(path, cache_messages, cache_words, cache_vectors)
         self._idle: "queue.LifoQueue[sqlite3.Connection]" = queue.LifoQueue()
         self._write_lock = FairLock()  # first come, first served: an import's next chunk waits behind Adds
@@ -248,7 +248,7 @@ class Store:
                 yield Reader(conn, self._held.sessions, index, self._held.postings, self._held.vectors)
             reusable = True
         finally:
-            if not reusable or self._closed or self._idle.qsize() >= self._pool_size:
+            if not reusable or self._closed or self._idle.qsize() >= self._idle_readers:
                 conn.close()
             else:
                 self._idle.put(conn)
