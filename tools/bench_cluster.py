@@ -57,7 +57,7 @@ class Conn:
 
     def __init__(self, url: str):
         parts = urllib.parse.urlsplit(url)
-        self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        self.conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=60)
 
     def post(self, path: str, body: Dict[str, Any]) -> float:
         data = json.dumps(body).encode()
@@ -162,7 +162,7 @@ def main() -> int:
     adds, searches = workload(convs, questions, args)
     print("%s; %d Adds of 20 messages over %d users from %d clients, %d Searches (top_k 10); %d CPUs"
           % (what, len(adds), args.users, args.clients, len(searches), os.cpu_count() or 0), flush=True)
-    rows = []
+    rows: List[Tuple[int, Any]] = []  # (nodes, Adds/s directly when 0, else measure()'s figures)
     with tempfile.TemporaryDirectory(prefix="flowmem-bench-cluster-") as tmp:
         for nodes in (0, 1, 3):  # 0: one node asked directly (Adds only; its Searches are paired below)
             directory = os.path.join(tmp, "c%d" % nodes)

@@ -197,7 +197,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         print("[add] %d Adds x 2 users per DB, synchronous %s" % (args.add_requests, args.add_synchronous),
               file=sys.stderr)
-        add = {
+        add: Dict[str, Any] = {
             "fresh_user": measure_adds(ma, mb, extra_adds(gen, args.seed, "fresh-user", "fresh", args.add_requests)),
             "target_user": measure_adds(ma, mb, extra_adds(gen, args.seed, TARGET_USER, "extra", args.add_requests)),
         }

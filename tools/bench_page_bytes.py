@@ -61,7 +61,7 @@ def store(server: ServerProcess, messages: int, size: int) -> None:
             response = conn.getresponse()
             answer = response.read()
             if response.status != 200:
-                raise RuntimeError("Add %d: %d %s" % (i, response.status, answer[:300]))
+                raise RuntimeError("Add %d: %d %r" % (i, response.status, answer[:300]))
     finally:
         conn.close()
 
@@ -83,7 +83,7 @@ def walk(server: ServerProcess, route: str, limit: int, out: Dict[str, Any], sta
             response = conn.getresponse()
             body = response.read()
             if response.status != 200:
-                raise RuntimeError("GET %s: %d %s" % (route, response.status, body[:300]))
+                raise RuntimeError("GET %s: %d %r" % (route, response.status, body[:300]))
             page = json.loads(body)
             sizes.append(len(body))
             rows += len(page["data"])

@@ -71,7 +71,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, cast
 
 from tools.benchkit.client import KeepAliveClient, Outcome
 from tools.benchkit.process import proc_cpu_s, proc_open_files_limit, proc_status
@@ -117,7 +117,7 @@ class PhaseSpec(NamedTuple):
     key: str
     label: str
     kind: Optional[str]  # hostile connection kind, None for a baseline
-    count: int
+    count: int  # type: ignore[assignment]  # shadows tuple.count(), which nothing here calls
 
 
 # -- hostile connections (run in their own process) ------------------------------------
@@ -153,7 +153,7 @@ class HostileSettings(NamedTuple):
     host: str
     port: int
     kind: str
-    count: int
+    count: int  # type: ignore[assignment]  # shadows tuple.count(), which nothing here calls
     drip_interval_s: float
     reopen_delay_s: float
     connect_timeout_s: float
@@ -250,6 +250,7 @@ class HostilePool:
 
     def send(self, slot: Slot, data: bytes, now: float) -> bool:
         try:
+            assert slot.sock is not None  # only an open slot drips
             slot.sock.send(data)
             return True
         except BlockingIOError:
@@ -453,7 +454,7 @@ class RealClient:
                              fresh=max(1, int(plan.fresh * share)))
         lat: Dict[str, List[float]] = {"search": [], "add": [], "search, fresh connection": []}
         errors: Dict[str, "collections.Counter[str]"] = {k: collections.Counter() for k in lat}
-        sent = collections.Counter()
+        sent: "collections.Counter[str]" = collections.Counter()
         client = KeepAliveClient(self.host, self.port, self.timeout_s, self.headers)
         started = time.perf_counter()
         add_every = max(1, plan.searches // max(1, plan.adds))
@@ -465,7 +466,7 @@ class RealClient:
             if out.error_kind is None and problem:
                 out.error_kind, out.error_detail = "malformed", problem
             if out.error_kind is None:
-                lat[kind].append(out.latency_ms)
+                lat[kind].append(cast(float, out.latency_ms))  # set whenever an answer came
             else:
                 errors[kind][classify(out)] += 1
 

@@ -170,7 +170,7 @@ def paired_table(defaults: Sequence[metrics.Outcome], tuned: Sequence[metrics.Ou
     """Cross-validated minus defaults, per metric, on the same questions, with a paired bootstrap 95% interval."""
     assert [o.qid for o in defaults] == [o.qid for o in tuned]
     lines = ["| metric | defaults (as tuned) | cross-validated | change | 95% CI |", "|---|---:|---:|---:|---|"]
-    rows = []
+    rows: List[Dict[str, Any]] = []
     for name in COLUMNS:
         a = [o.values()[name] for o in defaults]
         b = [o.values()[name] for o in tuned]

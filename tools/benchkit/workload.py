@@ -100,7 +100,7 @@ class Vocabulary:
 
     def __init__(self, seed: int, size: int = 20000):
         rng = random.Random("soak-vocabulary-%d" % seed)
-        words = []
+        words: List[str] = []
         seen = set()
         while len(words) < size:
             word = pseudo_word(rng)

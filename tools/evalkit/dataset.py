@@ -198,7 +198,7 @@ def with_haystack(dataset: Dataset, messages: int) -> Dataset:
 
 
 def _heavy(conversation: Conversation, everyone: List[Conversation], messages: int) -> Conversation:
-    labels = {}
+    labels: Dict[str, str] = {}
     for turn in (t for s in conversation.sessions for t in s.turns):
         labels.setdefault(turn.role, turn.content.split(":", 1)[0])
     others = [c for c in everyone if c.user_id != conversation.user_id]

@@ -103,7 +103,8 @@ def time_resolution(dataset: Dataset) -> Dict[str, float]:
     unresolved (`vague_resolved` counts those that were not). `spurious` counts relative
     resolutions that no label asked for. Empty when the dataset has no labels.
     """
-    counts = {"labelled": 0, "right": 0, "wrong": 0, "missed": 0, "vague": 0, "vague_resolved": 0, "spurious": 0}
+    counts: Dict[str, float] = {"labelled": 0, "right": 0, "wrong": 0, "missed": 0, "vague": 0, "vague_resolved": 0,
+                                "spurious": 0}
     for conversation in dataset.conversations:
         if not conversation.relative_times:
             continue

@@ -413,7 +413,7 @@ SINGLE_HOP = [
             "para": "{me}最爱吃哪道？", "near": ["{you}：我做{dish}从来没成功过。"]}},
 ]
 
-MULTI_SESSION = [
+MULTI_SESSION: List[Dict[str, Any]] = [
     {"key": "trip_hotel", "slots": {"person": "person", "city": "city", "hotel": "hotel"}, "answer": "hotel",
      "entity": ("person", "person"),
      "en": {"first": "{me}: I'm planning a trip to {city} with {person}.",
@@ -1185,8 +1185,8 @@ def _user(lang: str, number: int, seed: int) -> Conversation:
     u = _User(lang, user_id, random.Random(seed * 100003 + number + (500 if lang == "zh" else 0)))
     for i, kind in enumerate(u.rng.sample(SINGLE_HOP, PLAN["single-hop"])):
         _plant_single_hop(u, kind, paraphrase=i < PLAN["paraphrase"])
-    for kind in u.rng.sample(MULTI_SESSION, PLAN["multi-session"]):
-        _plant_multi_session(u, kind)
+    for case in u.rng.sample(MULTI_SESSION, PLAN["multi-session"]):
+        _plant_multi_session(u, case)
     for kind in u.rng.sample(KNOWLEDGE_UPDATE, PLAN["knowledge-update"]):
         _plant_knowledge_update(u, kind)
     events = {tense: u.rng.sample(lst, len(lst)) for tense, lst in RELATIVE_EVENTS[lang].items()}

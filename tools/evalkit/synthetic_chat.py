@@ -161,7 +161,7 @@ POOLS: Dict[str, List[Any]] = {
 # possessive, {partner} the speaker's partner, {you} the other speaker. `group` keeps
 # two facts that could contradict each other apart (one per user).
 
-BURST_REPLY = [
+BURST_REPLY: List[Dict[str, Any]] = [
     {"key": "trip", "pool": "city", "ask": "Where are you guys going for the *trip*?",
      "q": "Where is {name} going for the trip?", "fu": ["Somewhere warm I hope"],
      "reply": [["+{x}!!", "5 days in a tiny flat by the water"], ["Ok so we finally decided", "+{x}",
@@ -217,7 +217,7 @@ BURST_REPLY = [
      "reply": [["+A {x}", "Costume is half done"], ["+{x} lol", "Don't judge"]]},
 ]
 
-BURST_FACT = [
+BURST_FACT: List[Dict[str, Any]] = [
     {"key": "marathon", "pool": "city", "mood": "good", "q": "Which marathon did {name} sign up for?",
      "say": ["So I finally did it", "+Signed up for the *marathon*", "+The {x} one, in the autumn"]},
     {"key": "cat", "pool": "pet", "entity": "pet", "mood": "good", "q": "What is the name of the cat {name} adopted?",
@@ -828,6 +828,7 @@ def _clock(u: _User, s: int, block: _Block, before: List[_Msg]) -> None:
     last = before[-1] if before else None
     for i, m in enumerate(block.msgs):
         if i:
+            assert last is not None  # the block's previous message
             if m.speaker == last.speaker:
                 clock += u.rng.randint(2, 10) + len(m.raw) // 4
             else:

@@ -313,7 +313,7 @@ def fits(form: str, day: datetime.date) -> bool:
 
 
 def when_words(u: Any, form: str, day: datetime.date) -> str:
-    forms = WHEN[u.lang][form]
+    forms: Any = WHEN[u.lang][form]  # a list of phrasings, or for seasons a dict of lists by season
     if form == "season":
         forms = forms[SEASONS[day.month]]
     return u.rng.choice(forms).format(month=EN_MONTHS[day.month - 1], m=day.month, cm=ZH_MONTHS[day.month - 1])
