@@ -87,10 +87,10 @@ bench-slow-clients:
 # A loopback cluster (issue 14): 3 nodes, Litestream beside each where installed, HAProxy in front, in ./cluster.
 .PHONY: cluster cluster-down test-cluster bench-cluster
 cluster:
-	$(PYTHON) tools/cluster.py up --nodes 3 --dir cluster
+	$(PYTHON) -m flowmem cluster up --nodes 3 --dir cluster
 
 cluster-down:
-	$(PYTHON) tools/cluster.py down --dir cluster
+	$(PYTHON) -m flowmem cluster down --dir cluster
 
 # The cluster tests alone (a part of test-components); skipped without HAProxy and Litestream unless CI is set.
 test-cluster:

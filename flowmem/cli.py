@@ -19,7 +19,7 @@ import sys
 from typing import Dict, Optional, Sequence
 
 from . import __version__
-from .commands import database, export_import, listing, memories, server
+from .commands import cluster, database, export_import, listing, memories, server
 from .commands.command import Command, UsageError
 from .commands.parser import Parser, flag_name, settings_flags, settings_table, wants_all
 from .errors import FlowmemError
@@ -29,7 +29,7 @@ __all__ = ["COMMANDS", "UsageError", "build_parser", "flag_name", "main", "run",
 COMMANDS: Sequence[Command] = (
     server.SERVE, memories.ADD, memories.SEARCH, listing.LIST, memories.DELETE_MESSAGE, memories.DELETE_USER,
     memories.STATS, export_import.EXPORT, export_import.IMPORT, database.INIT, database.REINDEX, database.SETTINGS,
-    database.BACKUP, server.MCP)
+    database.BACKUP, server.MCP, cluster.CLUSTER)
 
 
 def build_parser(show_all: bool = False) -> argparse.ArgumentParser:

@@ -1,4 +1,4 @@
-"""The cluster tests' shared base: a real loopback cluster (tools/cluster.py), HAProxy in front, started per class.
+"""The cluster tests' shared base: a real loopback cluster (`flowmem cluster up`), HAProxy in front, started per class.
 
 No tests here (unittest discovery looks for test*.py): tests/test_cluster_routing.py,
 tests/test_move_user.py and tests/test_rebalance.py subclass LoopbackClusterCase, which
@@ -19,9 +19,9 @@ import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 from flowmem.client import Client
+from flowmem.cluster import control, haproxy as haproxy_config, nodes as loopback, placement
 from tests.components import program
 from tests.server import ROOT
-from tools import cluster as loopback, haproxy_config, move_user
 
 TOPICS = ["hiking in the alps", "a beagle called Rex", "sourdough bread", "the chess club", "learning Portuguese",
           "a trip to Kyoto", "the garden tomatoes", "a marathon in October"]
@@ -86,11 +86,11 @@ class LoopbackClusterCase(unittest.TestCase):
         self.front = Client(self.front_url, self.api_key)
 
     def owner(self, user: str) -> str:
-        return loopback.owner(self.cluster, user)
+        return control.owner(self.cluster, user)
 
     def searches(self, user: str) -> List[Tuple[int, bytes]]:
         """The raw answers of the front to a fixed set of the user's searches."""
-        plan = move_user.cluster_plan(self.directory, user, None)
+        plan = placement.cluster_plan(self.directory, user, None)
         return [plan.search_bytes(self.front_url, {"user_id": user, "query": topic, "top_k": 5})
                 for topic in TOPICS[:self.searched_topics]]
 
@@ -98,9 +98,9 @@ class LoopbackClusterCase(unittest.TestCase):
         """The nodes whose database file holds messages of the user."""
         return [node["name"] for node in self.cluster["nodes"] if messages_in(node["db"], user)]
 
-    def tool(self, script: str, *args: str, timeout: float = 300) -> str:
-        """tools/`script` run as a command with `args`; its output, once it has exited 0."""
-        result = subprocess.run([sys.executable, os.path.join(ROOT, "tools", script), *args],
+    def tool(self, action: str, *args: str, timeout: float = 300) -> str:
+        """`flowmem cluster ACTION ARGS` run as a command; its output, once it has exited 0."""
+        result = subprocess.run([sys.executable, "-m", "flowmem", "cluster", action, *args], cwd=ROOT,
                                 capture_output=True, text=True, timeout=timeout)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         return result.stdout

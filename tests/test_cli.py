@@ -28,7 +28,7 @@ class CliTest(InProcessCli, unittest.TestCase):
 
     def test_every_command_has_help(self):
         for command in ("serve", "add", "search", "list", "export", "import", "delete-message", "delete-user", "stats",
-                        "init", "reindex", "backup", "settings"):
+                        "init", "reindex", "backup", "settings", "cluster"):
             with self.subTest(command=command):
                 result = self.run_cli(command, "--help")
                 self.assertEqual(result.returncode, 0)

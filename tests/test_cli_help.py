@@ -16,7 +16,7 @@ from tests.server import ROOT
 
 SAMPLE = os.path.join(ROOT, "fixtures", "locomo-format-sample.json")
 COMMANDS = ("serve", "add", "search", "list", "export", "import", "delete-message", "delete-user", "stats", "init",
-            "reindex", "backup", "mcp")
+            "reindex", "backup", "mcp")  # settings and cluster read no settings: no --help-all
 RANKING = [s for s in config_module.settings() if s.group in ("ranking", "results")]
 
 
@@ -355,6 +355,28 @@ class ClearErrorsTest(CliTestCase):
                 with self.subTest(db=db, command=command[0]):
                     self.assert_one_line_error(self.run_cli(*command, "--db", db), "flowmem: error: " + words)
         self.assertEqual(sorted(os.listdir(self.tmp.name)), ["a-file"])
+
+
+class ClusterCommandTest(CliTestCase):
+    """`flowmem cluster ACTION ...` hands the rest of its arguments to the action (flowmem/cluster/)."""
+
+    def test_each_action_takes_its_own_arguments_and_help(self):
+        text = self.ok("cluster", "haproxy-config", "--node", "127.0.0.1:8401", "--node", "127.0.0.1:8402",
+                       "--map", self.path("shards.map", ""), "--slots", self.path("slots.map"),
+                       "--socket", self.path("admin.sock"), "--state-map", self.path("state.map"))
+        self.assertIn("server node2 127.0.0.1:8402", text)
+        self.assertTrue(os.path.exists(self.path("slots.map")))  # written for a new cluster
+        yaml = self.ok("cluster", "replication", "config", "--db", self.db, "--replica", self.path("replica"))
+        self.assertIn('"%s"' % self.db, yaml)
+        self.assertIn("usage: flowmem cluster move-user", self.ok("cluster", "move-user", "--help"))
+        self.assertIn("usage: flowmem cluster up", self.ok("cluster", "up", "--help"))
+
+    def test_a_mistyped_action_or_a_cluster_that_is_not_there_is_one_line(self):
+        self.assert_one_line_error(self.run_cli("cluster", "mvoe-user"), "unknown choice 'mvoe-user'; did you mean "
+                                   "'move-user'?")
+        result = self.run_cli("cluster", "status", "--dir", self.path("nowhere"))
+        self.assertEqual(result.returncode, 1)
+        self.assert_one_line_error(result, "flowmem cluster: error:", "cluster.json")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 flowmem's path rules (flowmem/http/routes.py: leading slashes, a trailing slash after a
 literal, absolute-form targets, the query form of an empty `{user_id}`) give one route many
-spellings; the front (deploy/haproxy/flowmem_route.lua) reads each the same way, so a user's
+spellings; the front (flowmem/cluster/flowmem_route.lua) reads each the same way, so a user's
 Adds land on its owner only, whatever spelling the client uses, and a DELETE erases the only
 copy. Nothing that names a user goes to "any node": a path no route fits is the front's own
 404, and `/users` and `/metrics` in every spelling its 501.
@@ -21,11 +21,11 @@ import urllib.request
 import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
+from flowmem.cluster import haproxy as haproxy_config
 from flowmem.errors import BadRequest, InvalidField, MethodNotAllowed, NotFound
 from flowmem.http.table import ROUTER, ROUTES
 from tests.loopback_cluster import messages_in
 from tests.test_cluster_routing import KEY, ClusterCase, note, request
-from tools import haproxy_config
 
 USER = "path user é/%"
 Q = urllib.parse.quote(USER, safe="")
@@ -106,7 +106,7 @@ LUA_ROUTE = re.compile(r"\{ '(/[^']*)', '(\w+)'")
 
 
 def front_routes() -> Dict[str, str]:
-    """The front's route table, read from deploy/haproxy/flowmem_route.lua: {template: kind}."""
+    """The front's route table, read from flowmem/cluster/flowmem_route.lua: {template: kind}."""
     with open(haproxy_config.LUA, encoding="utf-8") as f:
         text = f.read()
     start = text.find("local ROUTES = {")

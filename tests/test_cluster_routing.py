@@ -1,7 +1,7 @@
 """The HAProxy front of a loopback cluster routes every user to the one node that owns it.
 
 Real HAProxy (Debian's haproxy 2.6) in front of real `flowmem serve` nodes, started by
-tools/cluster.py; skipped with a one-line reason where haproxy is absent, required when CI
+`flowmem cluster up`; skipped with a one-line reason where haproxy is absent, required when CI
 is set (tests/components.py). Where each user lives is checked in the nodes' own database
 files, opened read-only.
 """
@@ -22,11 +22,11 @@ import urllib.parse
 import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
+from flowmem.cluster import control, haproxy as haproxy_config, nodes as cluster_tool
 from tests.components import program
 from tests.helpers import add_body
 from tests.loopback_cluster import LoopbackClusterCase
 from tests.server import ROOT
-from tools import cluster as cluster_tool, haproxy_config
 
 KEY = "cluster-test-key"
 TRICKY_IDS = ["plain", "a/b", "100%", "two words", "é", "🙂 emoji", "中文用户", "q\"uote", "back\\slash",
@@ -173,18 +173,18 @@ class RoutingTest(ClusterCase):
         user = "moving é/%s" % uuid.uuid4().hex
         other = next(n for n in self.nodes if n != self.owner(user))
         try:
-            cluster_tool.set_owner(self.cluster, user, "frozen")
+            control.set_owner(self.cluster, user, "frozen")
             status, body, headers = request(self.front_url, "POST", "/add", note(user, "while frozen"))
             self.assertEqual((status, headers.get("retry-after")), (503, "1"))
             self.assertIn("moved", body["detail"]["reason"])
-            cluster_tool.set_owner(self.cluster, user, other)
+            control.set_owner(self.cluster, user, other)
             self.assertEqual(haproxy_config.read_map(self.cluster["map"])[user], other)
             self.assertEqual(request(self.front_url, "POST", "/add", note(user, "after the move"))[0], 200)
             self.assertEqual(users_by_node(self.cluster)[user], [other])
             _, _, headers = request(self.front_url, "GET", "/users/%s/sessions" % urllib.parse.quote(user, safe=""))
             self.assertEqual(headers["x-flowmem-node"], other)
         finally:
-            cluster_tool.set_owner(self.cluster, user, None)
+            control.set_owner(self.cluster, user, None)
         self.assertNotIn(user, haproxy_config.read_map(self.cluster["map"]))
         _, _, headers = request(self.front_url, "POST", "/search", {"query": "move", "user_id": user, "top_k": 1})
         slots = haproxy_config.read_slots(self.cluster["slots"])

@@ -22,8 +22,6 @@ TOOLS_OVER = {
     "tools/bench_query_caps.py": "measure",
     "tools/bench_slow_clients.py": "module report main",
     "tools/build_meaning.py": "fit",
-    "tools/cluster.py": "module",
-    "tools/move_user.py": "module",
     "tools/soak.py": "module report",
     "tools/evalkit/probes.py": "module",
     "tools/evalkit/synthetic.py": "module",

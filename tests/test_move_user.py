@@ -1,4 +1,4 @@
-"""Moving a user between nodes of a real loopback cluster (tools/move_user.py): HAProxy in front, three nodes.
+"""Moving a user between nodes of a real loopback cluster (`flowmem cluster move-user`): HAProxy in front, three nodes.
 
 What a move promises, checked from the outside: the user's searches through the front
 answer byte for byte as before; afterwards the user's messages are in the new node's
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import sqlite3
 import subprocess
 import sys
@@ -23,12 +22,13 @@ from typing import Any, Dict, List
 from unittest import mock
 
 from flowmem.client import Client
+from flowmem.cluster import move as move_user
+from flowmem.cluster.haproxy import hashed_owner, initial_slots, read_map
+from flowmem.cluster.placement import MoveAborted, Runtime
 from flowmem.errors import RetryLater, Unavailable
 from tests.helpers import add_body
 from tests.loopback_cluster import TOPICS, LoopbackClusterCase, messages_in
 from tests.server import ROOT
-from tools import move_user
-from tools.haproxy_config import hashed_owner, initial_slots
 
 NAMES = ["node1", "node2", "node3"]
 SLOTS = initial_slots(NAMES)  # a new cluster's, as these tests start one
@@ -47,8 +47,8 @@ class MoveUserTest(LoopbackClusterCase):
             self.front.add(add_body(user, "session-%d" % s, contents, request_id="%s/%d" % (user, s)))
 
     def move(self, user: str, to: str, *flags: str) -> str:
-        """tools/move_user.py as a command (`--cluster DIR` unless other flags are given); its output."""
-        return self.tool("move_user.py", *(flags or ("--cluster", self.directory)), user, to, timeout=120)
+        """`flowmem cluster move-user` as a command (`--cluster DIR` unless other flags are given); its output."""
+        return self.tool("move-user", *(flags or ("--cluster", self.directory)), user, to, timeout=120)
 
     def test_a_moved_users_searches_through_the_front_are_byte_identical_and_only_the_new_node_holds_it(self):
         user, other = user_on("node1", "moved"), user_on("node1", "stays")
@@ -67,9 +67,9 @@ class MoveUserTest(LoopbackClusterCase):
         self.assertEqual(self.holders(other), ["node1"])
         self.assertIn("already on node2", self.move(user, "node2"))  # again: nothing to do
         self.move(user, "node3", "--cluster", self.directory)  # the hash names node1: the entry says node3
-        self.assertEqual(move_user.read_map(self.cluster["map"])[user], "node3")
+        self.assertEqual(read_map(self.cluster["map"])[user], "node3")
         self.move(user, "node1", "--cluster", self.directory)  # home again: the map entry goes
-        self.assertNotIn(user, move_user.read_map(self.cluster["map"]))
+        self.assertNotIn(user, read_map(self.cluster["map"]))
         self.assertEqual(self.searches(user), before)
         self.assertEqual(self.holders(user), ["node1"])
         explicit = ["--front", self.cluster["front"], "--admin-socket", self.cluster["admin_socket"],
@@ -78,7 +78,7 @@ class MoveUserTest(LoopbackClusterCase):
         self.move(user, "node3", *explicit)  # without cluster.json, as on a real deployment
         self.assertEqual(self.searches(user), before)
         self.assertEqual(self.holders(user), ["node3"])
-        self.assertEqual(move_user.read_map(self.cluster["map"])[user], "node3")
+        self.assertEqual(read_map(self.cluster["map"])[user], "node3")
 
     def test_an_add_stream_through_the_front_during_a_move_loses_no_acknowledged_add(self):
         user, other = user_on("node3", "streamed"), user_on("node3", "bystander")
@@ -133,7 +133,7 @@ class MoveUserTest(LoopbackClusterCase):
     def test_an_add_in_flight_at_the_freeze_is_waited_for_and_moved(self):
         user = user_on("node2", "drained")
         self.fill(user, 1)
-        runtime = move_user.Runtime(self.cluster["admin_socket"])
+        runtime = Runtime(self.cluster["admin_socket"])
         lock = sqlite3.connect(self.nodes["node2"]["db"], isolation_level=None)
         lock.execute("BEGIN IMMEDIATE")  # node2's Adds wait for its write lock (up to 30 s)
         acknowledged: List[Dict[str, Any]] = []
@@ -142,8 +142,8 @@ class MoveUserTest(LoopbackClusterCase):
         try:
             adder.start()
             self.wait_for(lambda: bool(runtime.routed_streams()))  # routed to node2, waiting there
-            mover = subprocess.Popen([sys.executable, os.path.join(ROOT, "tools", "move_user.py"), "--cluster",
-                                      self.directory, user, "node3"], stdout=subprocess.PIPE, text=True)
+            mover = subprocess.Popen([sys.executable, "-m", "flowmem", "cluster", "move-user", "--cluster",
+                                      self.directory, user, "node3"], cwd=ROOT, stdout=subprocess.PIPE, text=True)
             time.sleep(1.0)
             self.assertIsNone(mover.poll(), "the move went on while an Add of the user was in flight")
             self.assertEqual(acknowledged, [])
@@ -161,7 +161,7 @@ class MoveUserTest(LoopbackClusterCase):
     def test_a_request_outlasting_the_drain_timeout_aborts_the_move_and_its_add_stays_with_the_old_node(self):
         user = user_on("node1", "undrained")
         self.fill(user, 1)
-        runtime = move_user.Runtime(self.cluster["admin_socket"])
+        runtime = Runtime(self.cluster["admin_socket"])
         lock = sqlite3.connect(self.nodes["node1"]["db"], isolation_level=None)
         lock.execute("BEGIN IMMEDIATE")
         acknowledged: List[Dict[str, Any]] = []
@@ -197,12 +197,12 @@ class MoveUserTest(LoopbackClusterCase):
         user = user_on("node2", "aborted")
         self.fill(user)
         before = self.searches(user)
-        for failure in (move_user.MoveAborted("a difference"), Unavailable("cannot reach the new node")):
+        for failure in (MoveAborted("a difference"), Unavailable("cannot reach the new node")):
             with mock.patch.object(move_user, "verify", side_effect=failure):
                 self.assertEqual(self.run_move(user, "node3"), 1)
             self.assertEqual(self.holders(user), ["node2"])
             self.assertEqual(self.searches(user), before)
-            self.assertNotIn(user, move_user.read_map(self.cluster["map"]))
+            self.assertNotIn(user, read_map(self.cluster["map"]))
 
     def test_a_session_deleted_during_the_live_copy_is_caught_and_the_copy_made_again_whole(self):
         user = user_on("node3", "pruned")

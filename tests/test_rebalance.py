@@ -1,4 +1,4 @@
-"""Adding a node to a real loopback cluster and handing it slots (tools/cluster.py add-node, tools/rebalance.py).
+"""Adding a node to a real loopback cluster and handing it slots (`flowmem cluster add-node`, then `rebalance`).
 
 What growing the cluster promises, checked from the outside: adding a node changes no
 user's owner and refuses no request while HAProxy reloads; handing a slot over moves that
@@ -14,11 +14,11 @@ import unittest
 import warnings
 from typing import List
 
+from flowmem.cluster import control, nodes as loopback, placement as move_user, rebalance
+from flowmem.cluster.haproxy import FROZEN, initial_slots, node_names, read_map, read_slots, slot_of
 from flowmem.errors import RetryLater
 from tests.helpers import add_body
 from tests.loopback_cluster import TOPICS, LoopbackClusterCase
-from tools import cluster as loopback, move_user, rebalance
-from tools.haproxy_config import FROZEN, initial_slots, node_names, read_map, read_slots, slot_of
 
 USERS = ["grow-%d" % i for i in range(24)] + ["grow é/%", "grow 🙂 space", 'grow "quoted"']
 
@@ -45,7 +45,7 @@ class AddNodeTest(LoopbackClusterCase):
     searched_topics = 3
 
     def rebalance(self, *flags: str) -> str:
-        return self.tool("rebalance.py", "--cluster", self.directory, *flags)
+        return self.tool("rebalance", "--cluster", self.directory, *flags)
 
     def test_a_node_added_then_handed_slots_serves_their_users_and_nobody_else_moves(self) -> None:
         for i, user in enumerate(USERS):
@@ -102,7 +102,7 @@ class AddNodeTest(LoopbackClusterCase):
                 self.assertEqual(self.searches(user), before[user])
                 expected = ["node4"] if slot_of(user) in handed else homes[user]
                 self.assertEqual(self.holders(user), expected)
-                self.assertEqual(loopback.owner(self.cluster, user), expected[0])
+                self.assertEqual(control.owner(self.cluster, user), expected[0])
         newcomer = next(u for u in ("new-%d" % i for i in range(100000)) if slot_of(u) == chosen[0])
         self.front.add(add_body(newcomer, "s", ["first words"]))
         self.assertEqual(self.holders(newcomer), ["node4"])

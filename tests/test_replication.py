@@ -1,7 +1,7 @@
 """Replication with Litestream: checkpoints left to it, and a node rebuilt from its replica.
 
 The first tests need nothing outside flowmem (the checkpoints setting). The rest run a
-real `litestream replicate` beside a real `flowmem serve` (tools/replication.py), kill
+real `litestream replicate` beside a real `flowmem serve` (flowmem/cluster/replication.py), kill
 both, delete the database and restore it from the replica: they are skipped with a
 one-line reason where Litestream is not installed, and fail instead under CI
 (tests/components.py).
@@ -19,13 +19,13 @@ import urllib.request
 from typing import Any, Dict, List
 
 from flowmem.client import Client
+from flowmem.cluster import replication
 from flowmem.config import load
 from flowmem.errors import ConfigError
 from flowmem.memory import Memory
 from tests.components import program
 from tests.helpers import add_body
 from tests.server import ServerProcess
-from tools import replication
 
 SYNC_INTERVAL = "1s"
 SETTLE_S = 5.0  # past Litestream's monitor and sync intervals (1 s each): what was acknowledged is replicated

@@ -14,7 +14,7 @@ A path is split on `/` first and each segment percent-decoded after, so an id ho
 `/`, `%`, a space or any Unicode is named by percent-encoding it (`a%2Fb` is the one
 segment `a/b`; `;`, `\\` and an encoded dot are ordinary characters of a segment, never
 separators); a literal segment must match exactly. How a target becomes a route is
-decided here, once, for the node (and mirrored by the cluster front, deploy/haproxy):
+decided here, once, for the node (and mirrored by the cluster front, flowmem/cluster/flowmem_route.lua):
 
 1. An absolute-form target (`GET http://host:port/users?x HTTP/1.1`, RFC 9112 3.2.2) is
    served as its path and query; its authority stands in for the Host header (api.py).
