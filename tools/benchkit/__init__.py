@@ -1,6 +1,6 @@
 """The bench kit: what every bench and the soak share, written once.
 
-A bench (tools/bench*.py, soak.py, measure_rpo.py) is a script: its arguments, its workload,
+A bench (tools/bench*.py, tools/soak/, measure_rpo.py) is a command: its arguments, its workload,
 its report. What two of them need lives here, and a bench imports it from here, never from
 another bench:
 

@@ -50,7 +50,10 @@ def machine() -> Dict[str, Any]:
 def command_line() -> str:
     """The command as run (`python -m tools.NAME ...` for a module), for the report, with an API key's value hidden."""
     spec = getattr(sys.modules["__main__"], "__spec__", None)
-    argv, hide = (["-m", spec.name] if spec is not None else sys.argv[:1]), False
+    module = spec.name if spec is not None else None
+    if module and module.endswith(".__main__"):  # a package run with -m: its name, as typed
+        module = module[:-len(".__main__")]
+    argv, hide = (["-m", module] if module else sys.argv[:1]), False
     for a in sys.argv[1:]:
         if hide:
             a, hide = "***", False
