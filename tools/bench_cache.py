@@ -2,7 +2,7 @@
 
     python -m tools.bench_cache [--messages 100000] [--bounds 0,20000,50000,200000]
 
-One user's store of `--messages` messages (tools/bench.py's synthetic text and cached
+One user's store of `--messages` messages (the bench kit's synthetic text and cached
 databases, in `--workdir`) is searched with 200 of its own questions (top_k 100): one
 warm-up pass, then three timed passes, the best pass's p50 and p95 reported. Each
 bound runs in a fresh process, so its peak RSS (VmHWM) is its own.
@@ -72,8 +72,9 @@ def main() -> int:
     spec = store(args.messages, args.workdir)
     print("| cache_messages | search p50 ms | p95 ms | peak RSS MiB |\n| ---: | ---: | ---: | ---: |")
     for bound in (int(b) for b in args.bounds.split(",")):
-        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--measure", spec.path, str(bound)],
-                             check=True, capture_output=True, text=True).stdout
+        # a fresh process per bound, run as this module from the clone's root
+        out = subprocess.run([sys.executable, "-m", "tools.bench_cache", "--measure", spec.path, str(bound)],
+                             check=True, capture_output=True, text=True, cwd=REPO_ROOT).stdout
         row = json.loads(out.strip().splitlines()[-1])
         print("| %d | %.1f | %.1f | %.0f |" % (row["bound"], row["p50_ms"], row["p95_ms"], row["peak_rss_mib"]),
               flush=True)

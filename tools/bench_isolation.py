@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import shutil
 import sys
 import time
@@ -48,7 +47,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from flowmem.memory import Memory
 from tools.benchkit.corpus import TARGET_USER, TextGen, extra_adds, make_queries, target_adds
-from tools.benchkit.report import machine
+from tools.benchkit.report import command_line, machine
 from tools.benchkit.stats import summary
 from tools.benchkit.stores import build_a, build_b, fsync_file, open_memory, remove_db, timed_searches
 
@@ -212,7 +211,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     search.pop("results")
     figures = {
-        "command": " ".join(shlex.quote(a) for a in [sys.executable] + sys.argv),
+        "command": command_line(),
         "machine": machine(),
         "params": vars(args),
         "top_k": args.top_k,

@@ -4,7 +4,7 @@
     python -m tools.bench_locomo PATH/locomo10-dev.json [--sizes 1000,10000,100000] [--questions 200]
                                  [--seed 7] [--set NAME=VALUE] [--workdir DIR] [--json OUT] [--no-http]
 
-`make bench`'s own corpus (tools/bench_isolation.py's generator) is kinder than real
+`make bench`'s own corpus (tools/benchkit/corpus.py's generator) is kinder than real
 conversation, where the speakers' names and everyday words hit a large share of all
 messages. Here one user's memory is LoCoMo development text, as the platform sends it:
 the conversations' sessions in order, "Speaker: text" messages with each session's

@@ -20,10 +20,6 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 from tools.benchkit.stats import percentile
 
 try:
-    import resource
-except ImportError:  # not Unix: the limit stays as it is
-    resource = None  # type: ignore[assignment]
-try:
     import fcntl
     import termios
 except ImportError:

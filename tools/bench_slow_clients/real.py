@@ -25,11 +25,6 @@ try:
     import resource
 except ImportError:  # not Unix: the limit stays as it is
     resource = None  # type: ignore[assignment]
-try:
-    import fcntl
-    import termios
-except ImportError:
-    fcntl = termios = None  # type: ignore[assignment]
 from tools.bench_slow_clients.plan import Plan
 
 

@@ -7,16 +7,6 @@ from typing import Any, Dict, List, Optional, Sequence
 from tools.benchkit.report import fmt, markdown, mib
 from tools.benchkit.workload import ADD_SIZE
 
-try:
-    import resource
-except ImportError:  # not Unix: the limit stays as it is
-    resource = None  # type: ignore[assignment]
-try:
-    import fcntl
-    import termios
-except ImportError:
-    fcntl = termios = None  # type: ignore[assignment]
-
 
 def ratio(value: Optional[float], base: Optional[float]) -> str:
     if value is None or base is None or value != value or base != base or base <= 0:

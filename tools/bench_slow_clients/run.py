@@ -12,25 +12,15 @@ import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import tools.bench_slow_clients as package
+from tools.bench_slow_clients.hostile import Hostiles, HostileSettings
+from tools.bench_slow_clients.plan import ALL_PHASES, FULL, QUICK, PhaseSpec, Plan
+from tools.bench_slow_clients.real import RealClient, Sampler, log_slice_problems, raise_open_files, settle
+from tools.bench_slow_clients.report import report
 from tools.benchkit.client import KeepAliveClient
 from tools.benchkit.process import proc_open_files_limit, proc_status
 from tools.benchkit.report import command_line, finish, fmt, log, machine
 from tools.benchkit.server import REPO_ROOT, ServerProcess, auth_headers, wait_healthy
 from tools.benchkit.workload import Conversations, check_add
-
-try:
-    import resource
-except ImportError:  # not Unix: the limit stays as it is
-    resource = None  # type: ignore[assignment]
-try:
-    import fcntl
-    import termios
-except ImportError:
-    fcntl = termios = None  # type: ignore[assignment]
-from tools.bench_slow_clients.hostile import Hostiles, HostileSettings
-from tools.bench_slow_clients.plan import ALL_PHASES, FULL, QUICK, PhaseSpec, Plan
-from tools.bench_slow_clients.real import RealClient, Sampler, log_slice_problems, raise_open_files, settle
-from tools.bench_slow_clients.report import report
 
 # --help shows what the package's docstring says: what the command does and how it is run.
 DOC = package.__doc__ or ""
