@@ -43,7 +43,7 @@ import os
 import shutil
 import sys
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from flowmem.memory import Memory
 from tools.benchkit.corpus import TARGET_USER, TextGen, extra_adds, make_queries, target_adds
@@ -156,24 +156,8 @@ def parse_args(argv: Optional[Sequence[str]] = None):
     return p.parse_args(argv)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = parse_args(argv)
-    os.makedirs(args.workdir, exist_ok=True)
-    tag = "u%d-m%d-t%d-s%d" % (args.other_users, args.messages_per_user, args.target_messages, args.seed)
-    path_a = os.path.join(args.workdir, "A-%s.db" % tag)
-    path_b = os.path.join(args.workdir, "B-%s.db" % tag)
-    scratch_b = os.path.join(args.workdir, "B-scratch.db")
-
-    gen = TextGen(args.seed, args.vocabulary)
-    adds = target_adds(gen, args)
-    queries = make_queries(gen, adds, args.seed, args.queries)
-
-    t0 = time.perf_counter()
-    build_a(path_a, adds)
-    print("[A] built in %.1f s" % (time.perf_counter() - t0), file=sys.stderr)
-    build = build_b(path_b, gen, args, adds)
-
-    # Search phase, on the databases as built (B read-only, so the cache stays valid).
+def search_phase(path_a: str, path_b: str, queries: List[str], args) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """The databases' sizes and the Search figures, on the databases as built (B read-only: the cache stays valid)."""
     ma, mb = open_memory(path_a, "OFF"), open_memory(path_b, "OFF")
     try:
         db = {
@@ -181,12 +165,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             "A_bytes": os.path.getsize(path_a), "B_bytes": os.path.getsize(path_b),
         }
         print("[search] %d queries x %d rounds per DB" % (len(queries), args.rounds), file=sys.stderr)
-        search = measure_search(ma, mb, queries, args)
+        return db, measure_search(ma, mb, queries, args)
     finally:
         ma.close()
         mb.close()
 
-    # Add phase: synchronous as configured, B on a scratch copy.
+
+def add_phase(path_a: str, path_b: str, scratch_b: str, gen: TextGen, queries: List[str], args) -> Dict[str, Any]:
+    """The Add figures: synchronous as configured, B on a scratch copy; then the results must still agree."""
     print("[add] copying B to a scratch file", file=sys.stderr)
     remove_db(scratch_b)
     shutil.copyfile(path_b, scratch_b)
@@ -204,10 +190,66 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _, after_a = timed_searches(ma, queries, args.top_k)
         _, after_b = timed_searches(mb, queries, args.top_k)
         add["mismatches_after"] = mismatches(after_a, after_b, queries, "after adds")
+        return add
     finally:
         ma.close()
         mb.close()
         remove_db(scratch_b)
+
+
+def print_report(figures: Dict[str, Any], args) -> None:
+    """The table and the lines under it."""
+    build, search, add = figures["build_b"], figures["search"], figures["add"]
+    print(table(figures))
+    print()
+    print("ratio = with other users / empty DB (for msgs/s, below 1 means slower); "
+          "search after a warm-up pass, Add on synchronous %s" % args.add_synchronous)
+    m = figures["machine"]
+    print("machine: %s CPUs, %s, Python %s, SQLite %s" % (m["cpu_count"], m["platform"], m["python"], m["sqlite"]))
+    print("command: %s" % figures["command"])
+    print("DB B: %d messages, %s in %.0f s (%.0f msg/s)" % (
+        build["messages"], "cached, built" if build["reused"] else "built", build["build_s"],
+        build["build_msgs_per_s"]))
+    print("queries: %d, mean results per query %.1f" % (figures["queries"], search["mean_results_per_query"]))
+    print("result mismatches A vs B: %d (after the Add phase: %d)" % (search["mismatches"], add["mismatches_after"]))
+
+
+def verdict(figures: Dict[str, Any], args) -> int:
+    """PASS or FAIL lines; the exit status (1 when results differ or Search slows past the limit)."""
+    search, add = figures["search"], figures["add"]
+    failures = []
+    if search["mismatches"] or add["mismatches_after"]:
+        failures.append("%d search results differ between A and B (%d after the Add phase)"
+                        % (search["mismatches"], add["mismatches_after"]))
+    if figures["search_p50_ratio"] > args.max_search_ratio:
+        failures.append("search p50 with other users is %.2fx the empty DB's, above the %.2fx limit"
+                        % (figures["search_p50_ratio"], args.max_search_ratio))
+    for why in failures:
+        print("FAIL: %s" % why)
+    if not failures:
+        print("PASS: results identical; search p50 ratio %.2fx <= %.2fx"
+              % (figures["search_p50_ratio"], args.max_search_ratio))
+    return 1 if failures else 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Build (or reuse) both databases, measure Search then Add on each, report; the exit status."""
+    args = parse_args(argv)
+    os.makedirs(args.workdir, exist_ok=True)
+    tag = "u%d-m%d-t%d-s%d" % (args.other_users, args.messages_per_user, args.target_messages, args.seed)
+    path_a = os.path.join(args.workdir, "A-%s.db" % tag)
+    path_b = os.path.join(args.workdir, "B-%s.db" % tag)
+
+    gen = TextGen(args.seed, args.vocabulary)
+    adds = target_adds(gen, args)
+    queries = make_queries(gen, adds, args.seed, args.queries)
+
+    t0 = time.perf_counter()
+    build_a(path_a, adds)
+    print("[A] built in %.1f s" % (time.perf_counter() - t0), file=sys.stderr)
+    build = build_b(path_b, gen, args, adds)
+    db, search = search_phase(path_a, path_b, queries, args)
+    add = add_phase(path_a, path_b, os.path.join(args.workdir, "B-scratch.db"), gen, queries, args)
 
     search.pop("results")
     figures = {
@@ -223,38 +265,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "search_p50_ratio": search["B"]["p50_ms"] / search["A"]["p50_ms"],
         "add_p50_ratio": {k: add[k]["B"]["p50_ms"] / add[k]["A"]["p50_ms"] for k in ("fresh_user", "target_user")},
     }
-
-    print(table(figures))
-    print()
-    print("ratio = with other users / empty DB (for msgs/s, below 1 means slower); "
-          "search after a warm-up pass, Add on synchronous %s" % args.add_synchronous)
-    m = figures["machine"]
-    print("machine: %s CPUs, %s, Python %s, SQLite %s" % (m["cpu_count"], m["platform"], m["python"], m["sqlite"]))
-    print("command: %s" % figures["command"])
-    print("DB B: %d messages, %s in %.0f s (%.0f msg/s)" % (
-        build["messages"], "cached, built" if build["reused"] else "built", build["build_s"],
-        build["build_msgs_per_s"]))
-    print("queries: %d, mean results per query %.1f" % (len(queries), search["mean_results_per_query"]))
-    print("result mismatches A vs B: %d (after the Add phase: %d)" % (search["mismatches"], add["mismatches_after"]))
-
+    print_report(figures, args)
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(figures, f, indent=2, sort_keys=True)
-
-    failures = []
-    if search["mismatches"] or add["mismatches_after"]:
-        failures.append("%d search results differ between A and B (%d after the Add phase)"
-                        % (search["mismatches"], add["mismatches_after"]))
-    if figures["search_p50_ratio"] > args.max_search_ratio:
-        failures.append("search p50 with other users is %.2fx the empty DB's, above the %.2fx limit"
-                        % (figures["search_p50_ratio"], args.max_search_ratio))
-    for why in failures:
-        print("FAIL: %s" % why)
-    if not failures:
-        print("PASS: results identical; search p50 ratio %.2fx <= %.2fx"
-              % (figures["search_p50_ratio"], args.max_search_ratio))
-    return 1 if failures else 0
+    return verdict(figures, args)
 
 
 if __name__ == "__main__":
