@@ -3,7 +3,7 @@
 
     python -m tools.bench_cluster [PATH/locomo10-dev.json] [--users 30] [--adds 600] [--searches 600] [--clients 8]
 
-Three fresh loopback clusters (tools/cluster.py, no Litestream: this measures the routing
+Three fresh loopback clusters (flowmem/cluster/nodes.py, no Litestream: this measures the routing
 hop alone) in a temporary directory: one node asked directly, the same layout asked
 through the front, and three nodes through the front. Each gets the same work: `--adds`
 Adds of 20 messages over `--users` users from `--clients` keep-alive clients at once
@@ -26,7 +26,7 @@ import time
 import urllib.parse
 from typing import Any, Dict, List, Sequence, Tuple
 
-from tools import cluster as cluster_tool, haproxy_config
+from flowmem.cluster import haproxy, nodes as cluster_nodes
 from tools.benchkit.stats import nearest_rank as percentile
 from tools.evalkit import dataset as datasets
 
@@ -115,7 +115,7 @@ def workload(convs: List[List[str]], questions: List[str], args: argparse.Namesp
 
 def measure(cluster: Dict[str, Any], adds: list, searches: list, clients: int) -> Dict[str, float]:
     """Adds/s and Searches/s through the front; Search latency through the front and at the owner node, paired."""
-    slots = haproxy_config.read_slots(cluster["slots"])  # a fresh cluster: no user has a map entry
+    slots = haproxy.read_slots(cluster["slots"])  # a fresh cluster: no user has a map entry
     seconds, _ = in_parallel(cluster["front"], clients, adds)
     front = Conn(cluster["front"])
     nodes = {n["name"]: Conn(n["url"]) for n in cluster["nodes"]}
@@ -124,7 +124,7 @@ def measure(cluster: Dict[str, Any], adds: list, searches: list, clients: int) -
     via_front, direct, extra = [], [], []
     for i, (path, body) in enumerate(searches):
         # The same Search at the owner node and through the front, in turns first: noise and caches hit both.
-        owner = nodes[haproxy_config.hashed_owner(body["user_id"], slots)]
+        owner = nodes[haproxy.hashed_owner(body["user_id"], slots)]
         if i % 2:
             at_node, through = owner.post(path, body), front.post(path, body)
         else:
@@ -152,10 +152,10 @@ def main() -> int:
     parser.add_argument("--adds", type=int, default=600)
     parser.add_argument("--searches", type=int, default=600)
     parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--max-body-bytes", type=int, default=haproxy_config.MAX_BODY_BYTES,
+    parser.add_argument("--max-body-bytes", type=int, default=haproxy.MAX_BODY_BYTES,
                         help="nodes' and front's body limit")
     args = parser.parse_args()
-    if cluster_tool.haproxy_binary() is None:
+    if cluster_nodes.haproxy_binary() is None:
         print("error: haproxy not installed (apt-get install haproxy)", file=sys.stderr)
         return 1
     convs, questions, what = texts(args.locomo, 14)
@@ -166,12 +166,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="flowmem-bench-cluster-") as tmp:
         for nodes in (0, 1, 3):  # 0: one node asked directly (Adds only; its Searches are paired below)
             directory = os.path.join(tmp, "c%d" % nodes)
-            cluster = cluster_tool.up(directory, max(1, nodes), 0, replicate=False, max_body_bytes=args.max_body_bytes)
+            cluster = cluster_nodes.up(directory, max(1, nodes), 0, replicate=False, max_body_bytes=args.max_body_bytes)
             try:
                 rows.append((nodes, direct_adds(cluster, adds, args.clients) if nodes == 0
                              else measure(cluster, adds, searches, args.clients)))
             finally:
-                cluster_tool.down(directory)
+                cluster_nodes.down(directory)
     print("\nAdds/s: one node directly %.0f" % rows[0][1])
     print("\n| through the front | Adds/s | Search p50 / p99 ms at the owner node | through the front "
           "| extra per Search, median | Searches/s (%d clients) |" % args.clients)

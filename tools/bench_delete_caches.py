@@ -8,7 +8,7 @@ in a new database in a temporary directory. The heavy user's searches (top_k 10,
 of its own words each) are timed warm (one pass to warm up, then the p50 of one
 timed pass), then each right after one other user's session is deleted: by the same
 Store (as the server's DELETE does), and by another Store on the file (as
-`flowmem delete-user` or tools/move_user.py beside a live server does: a Store in
+`flowmem delete-user` or `flowmem cluster move-user` beside a live server does: a Store in
 another process reads the file the same way). Reported: the p50s and each ratio to
 warm; issue 22's target is 1.5x at most.
 

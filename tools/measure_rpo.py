@@ -4,7 +4,7 @@
 Each trial, in a fresh temporary folder:
 
 1. starts `python -m flowmem serve` (FLOWMEM_CHECKPOINTS=external, or `--checkpoints`)
-   on a new database and Litestream beside it (tools/replication.py, a file replica,
+   on a new database and Litestream beside it (flowmem/cluster/replication.py, a file replica,
    `--sync-interval`);
 2. sends Adds from `--clients` threads for `--duration` seconds plus a random part of
    the sync interval (so that the loss falls anywhere between two syncs, not at the
@@ -45,8 +45,8 @@ import time
 from typing import Any, Dict, List, Optional
 
 from flowmem.client import Client
+from flowmem.cluster import replication
 from flowmem.errors import FlowmemError
-from tools import replication
 from tools.benchkit.server import ServerProcess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
