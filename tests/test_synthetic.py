@@ -1,4 +1,4 @@
-"""The synthetic suite (tools/evalkit/synthetic.py): deterministic, and its labels are true.
+"""The synthetic suite (tools/evalkit/synthetic/): deterministic, and its labels are true.
 
 Relative-time labels are recomputed here from the expression text, independently of
 the generator's resolver, with the conventions of the generator's module docstring.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the synthetic evaluation suite (tools/evalkit/synthetic.py), or the typed-chat set, as JSON.
+"""Write the synthetic evaluation suite (tools/evalkit/synthetic/), or the typed-chat set, as JSON.
 
 Usage (from anywhere):
 

@@ -45,7 +45,7 @@ Question groups (exact category strings) and their truth:
 - `update`: a fact in an earlier session, changed in a session at least two later;
   gold = [new, old]; labels = {"new": [id], "old": [id]}; the question asks for now.
 - `unanswerable`: asks an attribute never stated of an entity that is named (a person,
-  a pet, a restaurant, a company). As in tools/evalkit/synthetic.py: gold = every message
+  a pet, a restaurant, a company). As in tools/evalkit/synthetic/: gold = every message
   that names the entity; labels = {"unanswerable": true}; answer "Not mentioned in the
   conversation.".
 
@@ -61,7 +61,7 @@ written (vague words such as "later" or "earlier" aside, which name none).
 
 Determinism: each user draws from its own `random.Random(seed * 100003 + number)`,
 never the global generator, a set's order or hash(); the output is byte-identical on
-every run and every PYTHONHASHSEED. `dumps` is tools/evalkit/synthetic.py's.
+every run and every PYTHONHASHSEED. `dumps` is tools/evalkit/synthetic/'s.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Harder question groups for the synthetic suite: wording, spelling, periods, state changes.
 
-tools/evalkit/synthetic.py appends users built from these groups (ids `syn-en-51`,
+tools/evalkit/synthetic/ appends users built from these groups (ids `syn-en-51`,
 `syn-zh-51`, ...) after its own users, so the questions of the original users stay
 byte-identical and their figures comparable. The groups, each in English and Chinese,
 were written as users phrase things, without looking at flowmem's cue lists:
@@ -19,7 +19,7 @@ were written as users phrase things, without looking at flowmem's cue lists:
   ... anymore"; 现在在, 换号了, 这阵子, 戒了, 不…了); gold = [new, old] and labels
   {"new", "old"}, as knowledge-update questions have.
 
-The planting functions take synthetic.py's user under construction (`u`: draw,
+The planting functions take the suite's user under construction (synthetic/user.py) (`u`: draw,
 speakers, values, session, line, place, ask, days) and use only its generator.
 """
 from __future__ import annotations
