@@ -22,7 +22,6 @@ TOOLS_OVER = {
     "tools/bench_slow_clients/run.py": "main",
     "tools/build_meaning.py": "fit",
     "tools/evalkit/probes.py": "module",
-    "tools/evalkit/synthetic_chat.py": "module",
 }
 OUTSIDE = ("tools/contract_check.py",)
 

@@ -1,4 +1,4 @@
-"""The synthetic typed-chat set (tools/evalkit/synthetic_chat.py): deterministic, chat-shaped, and its labels true."""
+"""The synthetic typed-chat set (tools/evalkit/synthetic_chat/): deterministic, chat-shaped, and its labels true."""
 from __future__ import annotations
 
 import datetime

@@ -4,7 +4,7 @@
 Usage (from anywhere):
 
     python -m tools.synthetic [--seed 1] [--size small|medium] --out PATH
-    python -m tools.synthetic --chat [--seed 1] --out PATH     # tools/evalkit/synthetic_chat.py
+    python -m tools.synthetic --chat [--seed 1] --out PATH     # tools/evalkit/synthetic_chat/
 
 The same seed and size always give byte-identical output. The committed fixtures are
 

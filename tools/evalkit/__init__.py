@@ -5,7 +5,7 @@ crossval.py, ablation.py, synthetic.py, probe_meaning.py, result_hash.py) and th
 which are its callers; nothing here imports a command.
 
 - dataset.py: the one in-memory form of a LoCoMo-format or synthetic dataset;
-- synthetic/, synthetic_hard.py, synthetic_chat.py: the seeded synthetic suites;
+- synthetic/, synthetic_hard.py, synthetic_chat/: the seeded synthetic suites;
 - chatstyle.py: a dataset's turns recast as people type them;
 - replay.py: conversations replayed through Add, questions asked through Search, in process or over HTTP;
 - bare.py: the bare FTS5 baseline, replayed and asked the same way;

@@ -58,7 +58,6 @@ SINGLE_HOP = [
             "para": "{me}最爱吃哪道？", "near": ["{you}：我做{dish}从来没成功过。"]}},
 ]
 
-
 MULTI_SESSION: List[Dict[str, Any]] = [
     {"key": "trip_hotel", "slots": {"person": "person", "city": "city", "hotel": "hotel"}, "answer": "hotel",
      "entity": ("person", "person"),
@@ -101,7 +100,6 @@ MULTI_SESSION: List[Dict[str, Any]] = [
             "second": "{me}：我们终于去了{restaurant}，那里的{dish}太好吃了。",
             "ask": "在{person}推荐的餐厅里，{me}觉得哪道菜好吃？"}},
 ]
-
 
 # "old"/"new" are two values from the same word list ("date" makes wedding dates).
 KNOWLEDGE_UPDATE = [
@@ -147,7 +145,6 @@ KNOWLEDGE_UPDATE = [
      "zh": {"old": "{me}：我们读书会在{old}聚会。", "new": "{me}：读书会的地点换成{new}了，{old}太吵了。",
             "ask": "{me}的读书会现在在哪里聚会？"}},
 ]
-
 
 # (evidence with {expr}, question, reply that names the event but not its date)
 RELATIVE_EVENTS = {
@@ -215,7 +212,6 @@ RELATIVE_EVENTS = {
     },
 }
 
-
 # Filler with a labelled (resolvable) expression, and with a vague one (labelled null).
 RELATIVE_FILLER = {
     "en": {
@@ -240,10 +236,8 @@ RELATIVE_FILLER = {
     },
 }
 
-
 VAGUE_EXPRESSIONS = {"en": ["recently", "the other day", "a while ago", "not long ago", "some time ago"],
                      "zh": ["最近", "前几天", "前阵子", "不久前"]}
-
 
 # Relative expression forms: a name for the rule, resolved by `resolve_relative`.
 RELATIVE_FORMS = {
@@ -257,24 +251,18 @@ RELATIVE_FORMS = {
                       "this weekend"]},
 }
 
-
 ZH_FIXED = {"yesterday": "昨天", "the day before yesterday": "前天", "last week": "上周", "last month": "上个月",
             "last year": "去年", "tomorrow": "明天", "the day after tomorrow": "后天", "next week": "下周",
             "next month": "下个月", "this weekend": "这周末"}
 
-
 EN_WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-
 
 ZH_WEEKDAYS = ["一", "二", "三", "四", "五", "六", "日"]
 
-
 EN_NUMBERS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
-
 
 EN_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
              "November", "December"]
-
 
 # (verb phrase said with the date, "when" question, the event as an answer)
 ABSOLUTE_EVENTS = {
@@ -305,19 +293,14 @@ ABSOLUTE_EVENTS = {
     ],
 }
 
-
 ABSOLUTE_SAY = {"en": "{me}: I {verb} {date}, {comment}.", "zh": "{me}：我{date}{verb}，{comment}。"}
 
-
 ABSOLUTE_WHAT = {"en": "What did {me} do {date}?", "zh": "{me}在{date}做了什么？"}
-
 
 ABSOLUTE_COMMENTS = {"en": ["what a day that was", "I was so nervous", "totally worth it", "I'm still proud of it"],
                      "zh": ["那天真难忘", "紧张得不行", "太值了", "到现在还挺骄傲的"]}
 
-
 ABSOLUTE_FORMS = {"en": ["dmy", "md", "iso", "us", "month", "year"], "zh": ["dmy", "md", "iso", "month", "year"]}
-
 
 MULTIPLE_CHOICE = [
     {"key": "potluck_dish", "pool": "dish", "slots": {},
@@ -361,7 +344,6 @@ MULTIPLE_CHOICE = [
                         "{you}：我们公司组织了{x}友谊赛。"]}},
 ]
 
-
 UNANSWERABLE = {
     "en": {"person": ["Where did {x} go to university?", "How old is {x}?", "What is {x}'s favourite film?",
                       "Which football team does {x} support?", "When is {x}'s birthday?"],
@@ -372,6 +354,5 @@ UNANSWERABLE = {
            "pet": ["{x}几岁了？", "{x}是什么品种？", "{x}爱吃什么？"],
            "restaurant": ["在{x}吃那顿饭花了多少钱？", "{x}在哪条街上？"]},
 }
-
 
 UNANSWERABLE_ANSWER = {"en": "Not mentioned in the conversation.", "zh": "对话中没有提到。"}

@@ -78,7 +78,6 @@ WORDS: Dict[str, Dict[str, List[Any]]] = {
     },
 }
 
-
 FILLER_WORDS: Dict[str, Dict[str, List[str]]] = {
     "en": {
         "adj": ["hectic", "quiet", "exhausting", "surprisingly fun", "a bit chaotic", "slow", "stressful", "weird"],
@@ -102,7 +101,6 @@ FILLER_WORDS: Dict[str, Dict[str, List[str]]] = {
     },
 }
 
-
 GREETINGS = {
     "en": ["{me}: Hi {you}! Good to hear from you.", "{me}: Hey {you}, got a minute to chat?",
            "{me}: {you}! How are you doing?", "{me}: Hello {you}, how's everything?"],
@@ -110,14 +108,12 @@ GREETINGS = {
            "{me}：{you}，在忙吗？"],
 }
 
-
 FAREWELLS = {
     "en": ["{me}: Anyway, I should go. Talk soon, {you}!", "{me}: Take care, {you}. Let's catch up properly soon.",
            "{me}: Lovely chatting, {you}. Bye for now!", "{me}: Right, I'm off. Thanks for the chat, {you}."],
     "zh": ["{me}：好啦，我先去忙了，回头聊，{you}！", "{me}：保重，{you}，下次再好好聊。",
            "{me}：聊得真开心，{you}，拜拜！", "{me}：那我先撤了，谢谢你陪我聊天，{you}。"],
 }
-
 
 FILLER = {
     "en": [
@@ -236,7 +232,6 @@ FILLER = {
         "{me}：我把书桌搬到窗边了，效率高了不少。",
     ],
 }
-
 
 # Distractors about a third party or a pet: they name the entity, never a fact about it.
 ENTITY_MENTIONS = {
