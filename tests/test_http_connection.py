@@ -3,10 +3,11 @@ states a real Server's connection is in as a client sends, waits and closes."""
 import socket
 import threading
 import time
+from unittest import mock
 
 from flowmem.config import load
 from flowmem.http.api import App
-from flowmem.http.connection import NEXT, Connection, State
+from flowmem.http.connection import NEXT, Connection, State, StepRefused
 from flowmem.http.server import Server
 from tests.helpers import MemoryTestCase
 
@@ -119,3 +120,21 @@ class ServerStatesTest(MemoryTestCase):
         self.sock.sendall(b"POST /add HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: x\r\n\r\n")
         self.assertTrue(self.answer().startswith(b"HTTP/1.1 400"))
         self.assertTrue(self.state_becomes(State.DRAINING))
+
+    def test_a_step_the_state_does_not_allow_closes_that_connection_and_the_server_serves_on(self):
+        real = Connection.become
+
+        def refusing(conn, state):  # a loop bug, once: the first request's step to ANSWERING
+            if state is State.ANSWERING and not refused:
+                refused.append(conn)
+                raise StepRefused("a bug")
+            real(conn, state)
+
+        refused = []
+        with mock.patch.object(Connection, "become", refusing), self.assertLogs("flowmem", "ERROR"):
+            self.sock.sendall(HEALTH % b"")
+            self.assertEqual(self.answer(), b"")  # that connection closed without an answer
+        again = socket.create_connection(("127.0.0.1", self.server.address[1]), timeout=10)
+        self.addCleanup(again.close)
+        again.sendall(HEALTH % b"")
+        self.assertTrue(again.recv(65536).startswith(b"HTTP/1.1 200"))

@@ -43,6 +43,11 @@ class State(enum.Enum):
 
 
 # Where each state may go next (the module docstring's list).
+class StepRefused(ValueError):
+    """A step NEXT does not allow: a bug of the server's loop, never a client's doing. The loop
+    closes that connection and logs it (server.py); the server and its other connections go on."""
+
+
 NEXT: Dict[State, FrozenSet[State]] = {
     State.READING: frozenset({State.ANSWERING, State.CLOSING, State.CLOSED}),
     State.ANSWERING: frozenset({State.WRITING, State.CLOSING, State.IDLE, State.DRAINING, State.CLOSED}),
@@ -74,9 +79,9 @@ class Connection:
         self.events = 0  # what the selector watches for now
 
     def become(self, state: State) -> None:
-        """Step to `state`; ValueError for a step NEXT does not have."""
+        """Step to `state`; StepRefused (a bug of the loop) for a step NEXT does not have."""
         if state not in NEXT[self.state]:
-            raise ValueError("a connection cannot go from %s to %s" % (self.state.value, state.value))
+            raise StepRefused("a connection cannot go from %s to %s" % (self.state.value, state.value))
         self.state = state
 
     def waiting(self) -> bool:

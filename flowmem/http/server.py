@@ -50,7 +50,7 @@ from typing import Any, Deque, Dict, Optional, Set, Tuple
 from ..config import Config
 from ..errors import FlowmemError, Overloaded, RequestTimeout, Unavailable
 from .api import App
-from .connection import EVENTS, Connection, State, listen, raise_file_limit
+from .connection import EVENTS, Connection, State, StepRefused, listen, raise_file_limit
 from .framing import Request, RequestFramer
 from .handler import answer, log_request, serialize
 from .lanes import LANES, THREAD_NAMES, lane_of, lanes_of_workers
@@ -131,10 +131,14 @@ class Server:
             except BlockingIOError:
                 pass
         else:
-            if mask & selectors.EVENT_READ:
-                self._read(data, now)
-            if mask & selectors.EVENT_WRITE and data.state is not State.CLOSED:
-                self._write(data, now)
+            try:
+                if mask & selectors.EVENT_READ:
+                    self._read(data, now)
+                if mask & selectors.EVENT_WRITE and data.state is not State.CLOSED:
+                    self._write(data, now)
+            except StepRefused:  # a bug: this connection goes, the server and the others stay
+                log.exception("connection closed on a step its state does not allow")
+                self._close(data)
 
     def _finished(self) -> bool:
         if self._stop_by is None:
