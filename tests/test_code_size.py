@@ -21,7 +21,6 @@ TOOLS_OVER = {
     "tools/bench_slow_clients/report.py": "report",
     "tools/bench_slow_clients/run.py": "main",
     "tools/build_meaning.py": "fit",
-    "tools/evalkit/probes.py": "module",
 }
 OUTSIDE = ("tools/contract_check.py",)
 

@@ -12,5 +12,5 @@ which are its callers; nothing here imports a command.
 - metrics.py, runner.py, report.py, compare.py: scores, a whole run, its tables, two runs paired;
 - tuning.py: questions prepared once and ranked by each trial's settings, as serving ranks;
 - settings.py: `--set NAME=VALUE`;
-- probes.py: the meaning probes.
+- probes.py, probe_data.py: the meaning probes, their runner and their data.
 """
