@@ -32,7 +32,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, List
+from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
 from flowmem import config, validation
 from flowmem.memory import Memory
@@ -130,12 +130,8 @@ def main() -> int:
     return 0
 
 
-def measure(memory: Memory, data: datasets.Dataset, repeat: int) -> None:
-    for conversation in data.conversations:
-        replay.replay(memory, conversation)
-    convs = data.conversations
-    print("caps: %s\n" % ", ".join("%s=%d" % (n, getattr(m, n)) for m, n in CAPS))
-
+def typical(memory: Memory, convs: Sequence[Any]) -> Tuple[float, Any, str]:
+    """Every LoCoMo question timed once, warm: the median one's (CPU ms, conversation, question), printed."""
     latencies = []  # (ms, conversation, question)
     for c in convs:
         for q in c.questions:
@@ -147,8 +143,13 @@ def measure(memory: Memory, data: datasets.Dataset, repeat: int) -> None:
     print("%d LoCoMo questions: p50 %.1f CPU ms, p95 %.1f, max %.1f; the typical one (%s): %r\n" % (
         len(ms), typical_ms, ms[int(len(ms) * 0.95)], ms[-1], typical_conv.user_id, typical_q))
 
+    return typical_ms, typical_conv, typical_q
+
+
+def words_table(memory: Memory, convs: Sequence[Any], vocabularies: Dict[Any, List[str]], typical_ms: float,
+                repeat: int) -> None:
+    """Queries of n distinct words of the user's own memory, frequent or random, capped and not."""
     rows = []
-    vocabularies = {(c.user_id, f): vocabulary(c, f) for c in convs for f in (True, False)}
     for n in (16, 32, 64, 128, 256, 512, 1024):
         row: List[Any] = [n]
         for frequent in (True, False):
@@ -162,7 +163,11 @@ def measure(memory: Memory, data: datasets.Dataset, repeat: int) -> None:
     table(["words", "frequent, uncapped", "x", "frequent, capped", "x", "random, uncapped", "x", "random, capped", "x"],
           rows)
 
-    pool = vocabularies[(typical_conv.user_id, True)]
+
+
+def options_table(memory: Memory, pool: List[str], typical_conv: Any, typical_q: str, typical_ms: float,
+                  repeat: int) -> None:
+    """The typical question with more and longer options, capped and not."""
     rows = []
     for count, length in ((4, 2), (8, 2), (16, 2), (32, 2), (64, 2), (4, 8), (4, 32), (4, 128), (16, 32)):
         options = [" ".join(pool[(i * length) % len(pool):][:length]) for i in range(count)]
@@ -175,6 +180,11 @@ def measure(memory: Memory, data: datasets.Dataset, repeat: int) -> None:
     print("The typical question with options (words each from the user's most frequent):\n")
     table(["options", "words each", "uncapped CPU ms", "x", "capped CPU ms", "x"], rows)
 
+
+
+def worst_case(memory: Memory, convs: Sequence[Any], vocabularies: Dict[Any, List[str]], typical_ms: float,
+               repeat: int) -> None:
+    """Each user's most frequent words filling the query and every option: the worst the caps allow."""
     worst = max(timed(search(memory, c.user_id, " ".join(vocabularies[(c.user_id, True)]),
                            [" ".join(vocabularies[(c.user_id, True)][i * 100:])
                             for i in range(validation.MAX_OPTIONS)]),
@@ -182,6 +192,10 @@ def measure(memory: Memory, data: datasets.Dataset, repeat: int) -> None:
     print("Worst case under the caps (each user's most frequent words filling the query and %d options): %.1f CPU ms,"
           " %.1fx typical\n" % (validation.MAX_OPTIONS, worst, worst / typical_ms))
 
+
+
+def huge_queries(memory: Memory, pool: List[str], typical_conv: Any, repeat: int) -> None:
+    """Queries of 10,000 and 90,000 distinct words, alone and four at once."""
     for n in (10_000, 90_000):  # 10,000: near the most SQLite takes uncapped (3 bound values a term)
         huge = " ".join(pool + ["zq%dx" % i for i in range(n - len(pool))])
         call = search(memory, typical_conv.user_id, huge)
@@ -203,6 +217,10 @@ def measure(memory: Memory, data: datasets.Dataset, repeat: int) -> None:
         print("A query of %d distinct words (%d characters): uncapped %s; capped %s alone, %s wall ms each"
               " with four at once\n" % (n, len(huge), alone_uncapped, alone, "/".join("%.0f" % w for w in walls)))
 
+
+
+def analyze_table(convs: Sequence[Any], repeat: int) -> None:
+    """query.analyze() of LoCoMo text of growing size, whole and clipped."""
     text = "\n".join(t.content for c in convs for s in c.sessions for t in s.turns)
     rows = []
     for size in (validation.MAX_QUERY_CHARS, 64 * 1024, 1024 * 1024, 8 * 1024 * 1024):
@@ -212,6 +230,22 @@ def measure(memory: Memory, data: datasets.Dataset, repeat: int) -> None:
         rows.append([size, "%.1f" % whole, "%.1f" % cut])
     print("query.analyze() of LoCoMo text (term caps on):\n")
     table(["characters", "whole, CPU ms", "cut to MAX_QUERY_CHARS, CPU ms"], rows)
+
+
+def measure(memory: Memory, data: datasets.Dataset, repeat: int) -> None:
+    """Replay `data` and print every table, each Search's CPU time beside the typical question's."""
+    for conversation in data.conversations:
+        replay.replay(memory, conversation)
+    convs = data.conversations
+    print("caps: %s\n" % ", ".join("%s=%d" % (n, getattr(m, n)) for m, n in CAPS))
+    typical_ms, typical_conv, typical_q = typical(memory, convs)
+    vocabularies = {(c.user_id, f): vocabulary(c, f) for c in convs for f in (True, False)}
+    words_table(memory, convs, vocabularies, typical_ms, repeat)
+    pool = vocabularies[(typical_conv.user_id, True)]
+    options_table(memory, pool, typical_conv, typical_q, typical_ms, repeat)
+    worst_case(memory, convs, vocabularies, typical_ms, repeat)
+    huge_queries(memory, pool, typical_conv, repeat)
+    analyze_table(convs, repeat)
 
 
 if __name__ == "__main__":

@@ -166,7 +166,44 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     return args
 
 
+def run_phases(server: ServerProcess, args: argparse.Namespace, plan: Plan, specs: List[PhaseSpec],
+               headers: Dict[str, str], phases: List[Dict[str, Any]]) -> Tuple[Dict[str, Any], bytes]:
+    """Prepare the users, warm the real client, then run each phase into `phases`; (preparation, payload)."""
+    log("[slow] server pid %d on port %d; preparing %d users x %d messages" % (
+        server.pid, server.port, plan.users, plan.messages_per_user))
+    convo, questions, prep = prepare(server.host, server.port, headers, plan, args.seed)
+    payload = nonreader_payload(questions, args.nonreader_requests, args.api_key)
+    real = RealClient(server.host, server.port, args.timeout, headers, convo, questions, plan, args.seed)
+    real.measure(plan.measure_budget_s, 0.5)  # warm-up: caches, connections; not reported
+    for spec in specs:
+        if not server.alive():
+            log("[slow] the server exited; stopping")
+            break
+        log("[%s] %s%s" % (spec.key, spec.label, " (%d %s connections)" % (spec.count, spec.kind)
+                            if spec.kind else ""))
+        phases.append(run_phase(spec, args, plan, server, real, payload))
+    return prep, payload
+
+
+def checked(phases: List[Dict[str, Any]], max_ratio: float) -> List[str]:
+    """`--check`'s failures: a request's errors, a p99 over `max_ratio` times the baseline's, a server gone."""
+    check = []
+    base = phases[0]["real"]["requests"] if phases and phases[0]["kind"] is None else None
+    for ph in phases:
+        for kind, r in ph["real"]["requests"].items():
+            if r["errors"]:
+                check.append("%s %s: %d errors" % (ph["key"], kind, sum(r["errors"].values())))
+            b = base[kind]["latency"]["p99_ms"] if base else None
+            v = r["latency"]["p99_ms"]
+            if b and v == v and b == b and v / b > max_ratio:
+                check.append("%s %s: p99 %.1fx baseline" % (ph["key"], kind, v / b))
+        if not ph["server_alive"]:
+            check.append("%s: the server exited" % ph["key"])
+    return check
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the phases against a server started here; the exit status (1: --check failed, 2: no server)."""
     args = parse_args(argv)
     plan = QUICK if args.quick else FULL
     if args.hold is not None:
@@ -191,19 +228,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     phases: List[Dict[str, Any]] = []
     figures: Dict[str, Any] = {}
     try:
-        log("[slow] server pid %d on port %d; preparing %d users x %d messages" % (
-            server.pid, server.port, plan.users, plan.messages_per_user))
-        convo, questions, prep = prepare(server.host, server.port, headers, plan, args.seed)
-        payload = nonreader_payload(questions, args.nonreader_requests, args.api_key)
-        real = RealClient(server.host, server.port, args.timeout, headers, convo, questions, plan, args.seed)
-        real.measure(plan.measure_budget_s, 0.5)  # warm-up: caches, connections; not reported
-        for spec in specs:
-            if not server.alive():
-                log("[slow] the server exited; stopping")
-                break
-            log("[%s] %s%s" % (spec.key, spec.label, " (%d %s connections)" % (spec.count, spec.kind)
-                                if spec.kind else ""))
-            phases.append(run_phase(spec, args, plan, server, real, payload))
+        prep, payload = run_phases(server, args, plan, specs, headers, phases)
         figures["server"] = {"argv": " ".join(shlex.quote(a) for a in ["python"] + server.argv[1:]),
                              "pid": server.pid, "open_files_limit": proc_open_files_limit(server.pid)}
     finally:
@@ -222,20 +247,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "phases": phases,
         "total_s": time.perf_counter() - started,
     })
-    check: Optional[List[str]] = None
-    if args.check:
-        check = []
-        base = phases[0]["real"]["requests"] if phases and phases[0]["kind"] is None else None
-        for ph in phases:
-            for kind, r in ph["real"]["requests"].items():
-                if r["errors"]:
-                    check.append("%s %s: %d errors" % (ph["key"], kind, sum(r["errors"].values())))
-                b = base[kind]["latency"]["p99_ms"] if base else None
-                v = r["latency"]["p99_ms"]
-                if b and v == v and b == b and v / b > args.max_ratio:
-                    check.append("%s %s: p99 %.1fx baseline" % (ph["key"], kind, v / b))
-            if not ph["server_alive"]:
-                check.append("%s: the server exited" % ph["key"])
-    figures["check"] = check
+    figures["check"] = checked(phases, args.max_ratio) if args.check else None
+    check = figures["check"]
     finish(report(figures), figures, args.json, workdir, args.keep, "slow")
     return 1 if check else 0
