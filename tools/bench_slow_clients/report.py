@@ -14,7 +14,8 @@ def ratio(value: Optional[float], base: Optional[float]) -> str:
     return "%.2fx" % (value / base)
 
 
-def report(figures: Dict[str, Any]) -> str:
+def _heading(figures: Dict[str, Any]) -> List[str]:
+    """The heading: the command, the machine, the server, the memory prepared, the real client's load."""
     m, p, plan = figures["machine"], figures["params"], figures["plan"]
     out: List[str] = []
     add = out.append
@@ -30,7 +31,14 @@ def report(figures: Dict[str, Any]) -> str:
     add("real client per phase: %d Searches (top_k 100) and %d Adds (%d messages) on one keep-alive connection, "
         "%d Searches on a fresh connection each; timeout %.0f s; mode: %s\n" % (
             plan["searches"], plan["adds"], ADD_SIZE, plan["fresh"], p["timeout"], figures["mode"]))
+    return out
 
+
+def _real_client(figures: Dict[str, Any]) -> List[str]:
+    """The real client's latencies phase by phase beside phase a's, and its errors."""
+    plan = figures["plan"]
+    out: List[str] = []
+    add = out.append
     phases = figures["phases"]
     base = phases[0]["real"]["requests"] if phases and phases[0]["kind"] is None else None
     rows: List[Sequence[Any]] = [("phase", "request", "ok", "errors", "p50 ms", "p95 ms", "p99 ms",
@@ -62,10 +70,18 @@ def report(figures: Dict[str, Any]) -> str:
     if notes:
         add("errors and reconnects of the real client:\n")
         add("\n".join(notes) + "\n")
+    return out
 
-    rows = [("phase", "hostile open / target", "closed by server", "closed after s (min / p50 / max)",
-             "server answers", "threads before / at start / max / after", "RSS MiB before / max / after",
-             "settle s", "server tracebacks")]
+
+def _server(figures: Dict[str, Any]) -> List[str]:
+    """The server and the hostile connections phase by phase: closes, answers, threads, RSS, settling."""
+    p = figures["params"]
+    out: List[str] = []
+    add = out.append
+    phases = figures["phases"]
+    rows: List[Sequence[Any]] = [
+        ("phase", "hostile open / target", "closed by server", "closed after s (min / p50 / max)", "server answers",
+         "threads before / at start / max / after", "RSS MiB before / max / after", "settle s", "server tracebacks")]
     for ph in phases:
         h = ph.get("hostile")
         hs = ph.get("hostile_at_start")
@@ -94,6 +110,14 @@ def report(figures: Dict[str, Any]) -> str:
         "open); threads and RSS from /proc/PID/status (at start: when the real client started; after: once the "
         "hostile connections were closed and the thread count came back, at most 30 s); settle: wait for the "
         "server's CPU and thread count to calm down before measuring.\n" % p["reopen_delay"])
+    return out
+
+
+def _ending(figures: Dict[str, Any]) -> List[str]:
+    """What the hostile connections hit, the server log's exceptions, the total time and --check's verdict."""
+    out: List[str] = []
+    add = out.append
+    phases = figures["phases"]
     notes = []
     for ph in phases:
         h = ph.get("hostile")
@@ -118,4 +142,9 @@ def report(figures: Dict[str, Any]) -> str:
     if figures.get("check") is not None:
         c = figures["check"]
         add("\n**%s**" % ("PASS" if not c else "FAIL: " + "; ".join(c)))
-    return "\n".join(out)
+    return out
+
+
+def report(figures: Dict[str, Any]) -> str:
+    """The Markdown report of a run's `figures`."""
+    return "\n".join(_heading(figures) + _real_client(figures) + _server(figures) + _ending(figures))
