@@ -50,7 +50,7 @@ from tools import data_paths
 from tools.benchkit.process import rss_figures, run_phase
 from tools.benchkit.report import human, log, markdown, mib
 from tools.benchkit.server import JSON_HEADERS, ServerProcess
-from tools.benchkit.stats import nearest_rank as percentile, timed_bare
+from tools.benchkit.stats import rank_summary, timed_bare
 from tools.evalkit import dataset as datasets
 from tools.evalkit.bare import BARE_SQL, bare_expression
 from tools.evalkit.replay import add_bodies
@@ -124,12 +124,6 @@ def timed_flowmem(memory: Memory, asked: Sequence[str], top_k: int) -> List[floa
     return times
 
 
-def summary(times: Sequence[float]) -> Dict[str, float]:
-    """p50/p95/p99 (nearest rank) and mean of latencies in ms."""
-    return {"p50_ms": percentile(times, 50), "p95_ms": percentile(times, 95), "p99_ms": percentile(times, 99),
-            "mean_ms": sum(times) / len(times) if times else 0.0}
-
-
 def search(db: str, bare_db: str, asked: Sequence[str], rounds: int, top_k: int,
            settings: Dict[str, Any]) -> Dict[str, Any]:
     """Phase: flowmem (with `settings`) and the bare baseline, warm, `rounds` timed passes each, alternating."""
@@ -149,7 +143,7 @@ def search(db: str, bare_db: str, asked: Sequence[str], rounds: int, top_k: int,
     finally:
         conn.close()
         memory.close()
-    flowmem, bare = summary(samples["flowmem"]), summary(samples["bare"])
+    flowmem, bare = rank_summary(samples["flowmem"]), rank_summary(samples["bare"])
     return {"questions": len(asked), "bare_questions": len(kept), "rounds": rounds, "flowmem": flowmem,
             "bare_fts5": bare, "ratio": {p: flowmem[p + "_ms"] / bare[p + "_ms"] for p in ("p50", "p95", "p99")},
             **rss_figures()}
@@ -172,7 +166,7 @@ def http_overhead(db: str, asked: Sequence[str], workdir: str) -> Dict[str, Any]
                     response.read()
                     if timed:
                         times.append((time.perf_counter() - t0) * 1000.0)
-            out["http_top_k_%d" % top_k] = summary(times)
+            out["http_top_k_%d" % top_k] = rank_summary(times)
         conn.close()
     finally:
         server.stop()
@@ -180,7 +174,7 @@ def http_overhead(db: str, asked: Sequence[str], workdir: str) -> Dict[str, Any]
     try:
         for top_k in (10, 100):
             timed_flowmem(memory, asked, top_k)
-            local = summary(timed_flowmem(memory, asked, top_k))
+            local = rank_summary(timed_flowmem(memory, asked, top_k))
             out["in_process_top_k_%d" % top_k] = local
             out["overhead_p50_ms_top_k_%d" % top_k] = out["http_top_k_%d" % top_k]["p50_ms"] - local["p50_ms"]
     finally:

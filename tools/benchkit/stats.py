@@ -60,3 +60,9 @@ def timed_bare(conn: sqlite3.Connection, sql: str, expressions: Sequence[str],
         times.append((time.perf_counter() - t0) * 1000.0)
         rows.append(hits)
     return times, rows
+
+
+def rank_summary(times: Sequence[float]) -> Dict[str, float]:
+    """p50/p95/p99 by nearest rank and the mean of latencies in ms (0.0 for none): the LoCoMo bench's figures."""
+    return {"p50_ms": nearest_rank(times, 50), "p95_ms": nearest_rank(times, 95), "p99_ms": nearest_rank(times, 99),
+            "mean_ms": sum(times) / len(times) if times else 0.0}
