@@ -184,25 +184,14 @@ def gloss_texts(tar: tarfile.TarFile) -> List[str]:
     return sorted(texts)
 
 
-def fit(stems: List[str], matrix: Array, weight: bytes, texts: List[str], targets: Array, dims: int,
-        c: float) -> Array:
-    """Word vectors whose weighted mean over a text's words (as flowmem makes it) points where the full
-    model's vector of that text does, in the words' principal components, and that stay near the plain
-    ones: min |A W - Y|^2 + lam |W - W0|^2 by conjugate gradients, lam = c x mean diag(A'A).
-
-    A: a row per text, its stems' table weights summing to 1; Y: the texts' model vectors, centred on
-    their own mean, projected and scaled to the length of the plain prediction (only their direction
-    is fitted); W0: the plain vectors (project()). Every 20th text is held out and the cosines with
-    the targets printed, before and after. Stems no text uses keep W0. Returns unit rows.
-    """
+def text_rows(stems: List[str], weight: bytes, texts: List[str]) -> Tuple[Array, List[int]]:
+    """A sparse row per text that has a stem of the table: its stems' table weights summing to 1 (as
+    flowmem weighs a text's words); and the indexes of those texts."""
     import numpy as np
     import scipy.sparse as sparse
 
     from flowmem.text.meaning import text_stems
 
-    top = components(matrix, dims)
-    w0 = project(matrix, dims)
-    goal = (targets - targets.mean(axis=0)) @ top.T
     row = {s: i for i, s in enumerate(stems)}
     table_weight = np.frombuffer(weight, dtype=np.uint8).astype(np.float64)
     rows: List[int] = []
@@ -217,16 +206,14 @@ def fit(stems: List[str], matrix: Array, weight: bytes, texts: List[str], target
             cols += found
             values += list(share)
             kept.append(i)
-    a = sparse.csr_matrix((values, (rows, cols)), shape=(len(kept), len(stems)))
-    used = np.unique(a.indices)
-    a = a[:, used].tocsr()
-    start = w0[used]
-    goal = goal[kept] / np.linalg.norm(goal[kept], axis=1, keepdims=True) * np.linalg.norm(a @ start, axis=1,
-                                                                                          keepdims=True)
-    held = np.arange(a.shape[0]) % 20 == 0
-    train, test = a[~held], a[held]
-    lam = c * float(np.asarray(train.multiply(train).sum(axis=0)).ravel().mean())
-    b = train.T @ goal[~held] + lam * start
+    return sparse.csr_matrix((values, (rows, cols)), shape=(len(kept), len(stems))), kept
+
+
+def ridge(train: Array, goal: Array, start: Array, lam: float) -> Array:
+    """min |train W - goal|^2 + lam |W - start|^2 by conjugate gradients, one column at a time in step."""
+    import numpy as np
+
+    b = train.T @ goal + lam * start
     x = start.copy()
     residual = b - (train.T @ (train @ x) + lam * x)
     step = residual.copy()
@@ -242,6 +229,35 @@ def fit(stems: List[str], matrix: Array, weight: bytes, texts: List[str], target
             break
         step = residual + step * (rs_new / rs)
         rs = rs_new
+    return x
+
+
+def fit(stems: List[str], matrix: Array, weight: bytes, texts: List[str], targets: Array, dims: int,
+        c: float) -> Array:
+    """Word vectors whose weighted mean over a text's words (as flowmem makes it) points where the full
+    model's vector of that text does, in the words' principal components, and that stay near the plain
+    ones: min |A W - Y|^2 + lam |W - W0|^2 by conjugate gradients, lam = c x mean diag(A'A).
+
+    A: a row per text, its stems' table weights summing to 1; Y: the texts' model vectors, centred on
+    their own mean, projected and scaled to the length of the plain prediction (only their direction
+    is fitted); W0: the plain vectors (project()). Every 20th text is held out and the cosines with
+    the targets printed, before and after. Stems no text uses keep W0. Returns unit rows.
+    """
+    import numpy as np
+
+    top = components(matrix, dims)
+    w0 = project(matrix, dims)
+    goal = (targets - targets.mean(axis=0)) @ top.T
+    a, kept = text_rows(stems, weight, texts)
+    used = np.unique(a.indices)
+    a = a[:, used].tocsr()
+    start = w0[used]
+    goal = goal[kept] / np.linalg.norm(goal[kept], axis=1, keepdims=True) * np.linalg.norm(a @ start, axis=1,
+                                                                                          keepdims=True)
+    held = np.arange(a.shape[0]) % 20 == 0
+    train, test = a[~held], a[held]
+    lam = c * float(np.asarray(train.multiply(train).sum(axis=0)).ravel().mean())
+    x = ridge(train, goal[~held], start, lam)
 
     def cosine(w: Array) -> float:
         predicted = test @ w
