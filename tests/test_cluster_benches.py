@@ -1,7 +1,7 @@
 """The cluster's benchmark tools still run: each as a command, with tiny parameters, exits 0 and prints its figures.
 
 tools/bench_cluster.py, bench_rebalance.py, bench_replica.py and measure_rpo.py are run by
-hand, rarely, and call into tools/cluster.py, move_user.py and rebalance.py: a change of
+hand, rarely, and call into flowmem/cluster/ (nodes, control, move, rebalance): a change of
 those that breaks a bench (bench_cluster once called cluster.owner with its old signature)
 is caught here. Each needs HAProxy or Litestream: skipped with a one-line reason where it
 is absent, required when CI is set (tests/components.py). The figures are not checked.

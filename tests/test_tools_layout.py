@@ -23,13 +23,8 @@ KITS = ("benchkit", "evalkit", "buildkit", "data_paths")
 BY_PATH = {
     # independent of the clone on purpose: it checks any server against the contract alone
     "contract_check": "independent",
-    # every issue-26 brief runs it by path until their work is in (docs/design.md names both forms)
-    "result_hash": "by path until issue 26 closes",
 }
 
-# The operator tools moved into the package (flowmem/cluster/, `flowmem cluster ...`); their old
-# names stay as one-import shims of it. No command imports them: a bench imports flowmem.cluster.
-SHIMS = ("cluster", "move_user", "rebalance", "replication", "haproxy_config")
 
 
 def modules():
@@ -82,7 +77,7 @@ class ToolsLayoutTest(unittest.TestCase):
         found = []
         for name, path in modules():
             top = name.split(".")[0]
-            if top in KITS or top in BY_PATH or top in SHIMS or not top:
+            if top in KITS or top in BY_PATH or not top:
                 continue
             found += ["%s imports tools.%s" % (name, other) for other in imported_tools(parsed(path))
                       if other not in KITS and other != top]  # a command's package imports its own modules

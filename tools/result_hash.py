@@ -1,7 +1,7 @@
 """One hash of every result list a dataset gets: proof that a change moved no result at all.
 
-    python tools/result_hash.py locomo PATH/locomo10-dev.json
-    python tools/result_hash.py synthetic [fixtures/synthetic-small.json]
+    python3 -m tools.result_hash locomo PATH/locomo10-dev.json
+    python3 -m tools.result_hash synthetic [fixtures/synthetic-small.json]
 
 Replays the dataset into a fresh in-process memory (default settings, as `make eval`),
 asks every question with top_k 100, and prints the SHA-256 of the responses, each
@@ -17,14 +17,12 @@ import os
 import sys
 import tempfile
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO_ROOT not in sys.path:
-    sys.path.insert(0, REPO_ROOT)
+from flowmem.config import load
+from tools import data_paths
+from tools.evalkit import dataset as datasets
+from tools.evalkit.replay import InProcessClient, ask, replay
 
-from flowmem.config import load  # noqa: E402
-from tools import data_paths  # noqa: E402
-from tools.evalkit import dataset as datasets  # noqa: E402
-from tools.evalkit.replay import InProcessClient, ask, replay  # noqa: E402
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SYNTHETIC = os.path.join(REPO_ROOT, "fixtures", "synthetic-small.json")
 
