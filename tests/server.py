@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
-import sys
+import tempfile
 import threading
 import time
 from typing import Dict, List, Optional, Tuple
+
+from tools.benchkit import server as benchkit_server
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -21,54 +24,43 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-class ServerProcess:
-    """A flowmem server on 127.0.0.1 with port 0; `port` is read from its start-up log line."""
+class ServerProcess(benchkit_server.ServerProcess):
+    """A flowmem server on 127.0.0.1 with port 0: the bench kit's (tools/benchkit/server.py), one
+    for the tests and the benches, with its log in a temporary file that `wait_for` and `log` read."""
 
     def __init__(self, db: str, extra_args: Optional[List[str]] = None, env: Optional[Dict[str, str]] = None):
-        self.log_lines: List[str] = []
-        self._seen = threading.Condition()
-        environ = {k: v for k, v in os.environ.items() if not k.startswith("FLOWMEM_")}
-        environ.update(env or {})
-        environ["PYTHONPATH"] = ROOT
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "flowmem", "serve", "--port", "0", "--db", db] + (extra_args or []),
-            cwd=ROOT, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )
-        self._pump_thread = threading.Thread(target=self._pump, daemon=True)
-        self._pump_thread.start()
-        line = self.wait_for(r"serving on http://127\.0\.0\.1:(\d+)")
-        self.port = int(re.search(r":(\d+) ", line).group(1))
-        self.endpoint = "http://127.0.0.1:%d" % self.port
-
-    def _pump(self) -> None:
-        for line in self.proc.stdout:
-            with self._seen:
-                self.log_lines.append(line)
-                self._seen.notify_all()
+        self._dir = tempfile.mkdtemp(prefix="flowmem-test-server-")
+        self._kept: Optional[str] = None
+        try:
+            super().__init__(db, os.path.join(self._dir, "server.log"), extra_args=extra_args or (),
+                             timeout_s=20.0, env_extra=env)
+        except BaseException:
+            shutil.rmtree(self._dir, True)
+            raise
 
     def wait_for(self, pattern: str, timeout: float = 20.0) -> str:
+        """The first log line matching `pattern`, waited for up to `timeout` seconds (AssertionError past it)."""
         deadline = time.monotonic() + timeout
-        with self._seen:
-            while True:
-                for line in self.log_lines:
-                    if re.search(pattern, line):
-                        return line
-                left = deadline - time.monotonic()
-                if left <= 0 or not self._pump_thread.is_alive():
-                    raise AssertionError("server never logged %r; log:\n%s" % (pattern, "".join(self.log_lines)))
-                self._seen.wait(min(left, 0.1))
+        while True:
+            for line in self.log().splitlines(keepends=True):
+                if re.search(pattern, line):
+                    return line
+            if time.monotonic() >= deadline or not self.alive():
+                raise AssertionError("server never logged %r; log:\n%s" % (pattern, self.log()))
+            time.sleep(0.05)
 
     def log(self) -> str:
-        with self._seen:
-            return "".join(self.log_lines)
+        """The server's log so far (after stop(), all of it: the file is gone, its text kept)."""
+        return self._kept if self._kept is not None else self.log_text()
 
-    def stop(self, timeout: float = 20.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        code = self.proc.wait(timeout)
-        self._pump_thread.join(timeout)
-        self.proc.stdout.close()
-        return code
+    def stop(self, timeout: float = 20.0) -> Optional[int]:
+        if self._kept is not None:
+            return self.proc.returncode
+        try:
+            return super().stop(timeout)
+        finally:
+            self._kept = self.log_text()
+            shutil.rmtree(self._dir, True)
 
 
 def start_server(argv: List[str], env: Optional[Dict[str, str]], cwd: str) -> Tuple[subprocess.Popen, int, List[str]]:

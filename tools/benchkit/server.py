@@ -29,12 +29,14 @@ class ServerProcess:
 
     The child runs from `repo` (a flowmem checkout) with FLOWMEM_* variables removed
     from its environment, except FLOWMEM_API_KEY when `api_key` is given (so the key
-    stays off the command line).
+    stays off the command line) and those of `env`, added after. The tests' servers are
+    this one too (tests/server.py).
     """
 
     def __init__(self, db: str, log_path: str, repo: str = REPO_ROOT, api_key: Optional[str] = None,
-                 extra_args: Sequence[str] = (), timeout_s: float = 60.0):
+                 extra_args: Sequence[str] = (), timeout_s: float = 60.0, env_extra: Optional[Dict[str, str]] = None):
         env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWMEM_")}
+        env.update(env_extra or {})
         env["PYTHONPATH"] = repo
         if api_key:
             env["FLOWMEM_API_KEY"] = api_key
