@@ -150,7 +150,7 @@ class WriteLaneTest(InProcessServerTest):
         time.sleep(0.3)
         started = time.monotonic()
         self.assertEqual(self.real_search()[0], 200)
-        self.assertLess(time.monotonic() - started, 2)
+        self.assertLess(time.monotonic() - started, 10)  # behind the writes it would wait their 20 s
         release.set()
         self.assertEqual([read_response(sock)[0] for sock in writers], [200] * 20)
 
@@ -184,7 +184,7 @@ class TimeoutTest(InProcessServerTest):
     def test_a_connection_that_sends_nothing_is_closed_after_the_request_timeout(self):
         waited = closed_within(self.connect(), 5)
         self.assertIsNotNone(waited, "never closed")
-        self.assertLess(waited, 2)
+        self.assertLess(waited, 3.5)  # the deadline is 0.5 s; a loaded machine may be late, never 5 s
 
     def test_a_slowloris_connection_is_closed_at_its_deadline_though_it_keeps_sending(self):
         sock = self.connect()
@@ -205,7 +205,7 @@ class TimeoutTest(InProcessServerTest):
                     break
         except (BrokenPipeError, ConnectionResetError):
             pass
-        self.assertLess(time.monotonic() - started, 2.5)
+        self.assertLess(time.monotonic() - started, 3.5)  # kept open, the 40 headers take 4 s
         self.assertTrue(reply.startswith(b"HTTP/1.1 408"), reply)
 
     def test_an_idle_keep_alive_connection_is_closed_after_its_own_timeout(self):
@@ -379,8 +379,8 @@ class ServerLogTest(unittest.TestCase):
         time.sleep(0.3)
         started = time.monotonic()
         server.proc.send_signal(signal.SIGTERM)
-        self.assertEqual(server.proc.wait(10), 0)
-        self.assertLess(time.monotonic() - started, 4)
+        self.assertEqual(server.proc.wait(20), 0)
+        self.assertLess(time.monotonic() - started, 15)  # the shutdown timeout, 1 s, not the request's 60
         self.assertIn("database closed", server.log())
 
 
