@@ -6,7 +6,8 @@ anywhere with the clone on PYTHONPATH; none changes sys.path. The layout:
 - commands, one module each (or a package with __main__.py): the benches (bench*.py, soak/,
   measure_rpo.py), the evaluation and tuning commands (eval.py, tune.py, crossval.py,
   ablation.py, synthetic.py, probe_meaning.py, result_hash.py, locomo_dev.py), the data
-  builders (build_*.py), and the operator tools (cluster.py and its helpers);
+  builders (build_*.py); the operator's actions are not here but in the package
+  (flowmem/cluster/, `flowmem cluster ...`), so that `pip install .` ships them;
 - kits, libraries that import no command: benchkit/ (what the benches share: the server as a
   child process, percentiles, report cells, the synthetic corpus and its cached databases, the
   soak's workload and HTTP client), evalkit/ (datasets, replay, metrics, comparison, tuning),
