@@ -114,9 +114,15 @@ class MoveUserTest(LoopbackClusterCase):
             thread.start()
         try:
             self.wait_for(lambda: len(acknowledged) >= 20)
-            self.move(user, "node1")
-            count = len(acknowledged)
-            self.wait_for(lambda: len(acknowledged) >= count + 20)
+            # Whether an Add meets the freeze depends on how busy the machine is: on a loaded one the
+            # stream may send none in it. So the user moves on (to node2 and back) until one has,
+            # at most twice more; every move is checked alike below.
+            for target in ("node1", "node2", "node1"):
+                self.move(user, target)
+                count = len(acknowledged)
+                self.wait_for(lambda: len(acknowledged) >= count + 20)
+                if refusals[0] and target == "node1":
+                    break
         finally:
             stop.set()
             for thread in threads:
