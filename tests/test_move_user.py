@@ -120,7 +120,7 @@ class MoveUserTest(LoopbackClusterCase):
             for target in ("node1", "node2", "node1"):
                 self.move(user, target)
                 count = len(acknowledged)
-                self.wait_for(lambda: len(acknowledged) >= count + 20)
+                self.wait_for(lambda count=count: len(acknowledged) >= count + 20)
                 if refusals[0] and target == "node1":
                     break
         finally:
