@@ -12,12 +12,12 @@ import unittest
 from typing import Dict, List, Set
 
 from tests.server import ROOT
-from tests.test_layers import imported
+from tests.test_layers import imported, modules
 
 
 def import_graph(root: str) -> Dict[str, Set[str]]:
     """{module: the flowmem modules it imports} for every module under `root`/flowmem."""
-    found = _modules_under(root)
+    found = modules(root)
     known = set(found)
     graph = {}
     for module, path in found.items():
@@ -68,18 +68,6 @@ def cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
                         break
                 if len(group) > 1:
                     out.append(sorted(group))
-    return out
-
-
-def _modules_under(root: str) -> Dict[str, str]:
-    """{module name: path} of every module under `root`/flowmem (test_layers.modules() reads the checkout's)."""
-    out = {}
-    for directory, _, files in os.walk(os.path.join(root, "flowmem")):
-        for name in files:
-            if name.endswith(".py"):
-                path = os.path.join(directory, name)
-                parts = os.path.relpath(path, root)[:-3].split(os.sep)
-                out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return out
 
 

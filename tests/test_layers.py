@@ -28,14 +28,14 @@ def layer(module: str) -> int:
     return LAYER_OF_NAME.get(parts[1], len(LAYERS) - 1)
 
 
-def modules() -> Dict[str, str]:
-    """{module name: path} of every module under flowmem/."""
+def modules(root: str = ROOT) -> Dict[str, str]:
+    """{module name: path} of every module under `root`/flowmem (the checkout's by default)."""
     out = {}
-    for directory, _, files in os.walk(os.path.join(ROOT, "flowmem")):
+    for directory, _, files in os.walk(os.path.join(root, "flowmem")):
         for name in files:
             if name.endswith(".py"):
                 path = os.path.join(directory, name)
-                parts = os.path.relpath(path, ROOT)[:-3].split(os.sep)
+                parts = os.path.relpath(path, root)[:-3].split(os.sep)
                 out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return out
 
