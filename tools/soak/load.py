@@ -88,11 +88,7 @@ class Soak:
             out = client.request("POST", "/add", data)
             ok = out.error_kind is None
             if ok:
-                problem = check_add(body, out.payload)
-                if problem:
-                    ok = False
-                    out.error_kind, out.error_detail = "malformed", problem
-                    out.body_text = json.dumps(out.payload)[:300]
+                ok = _well_formed(out, check_add(body, out.payload))
             if ok:
                 self.convo.acknowledged(user, marker, texts)
         finally:
@@ -107,12 +103,8 @@ class Soak:
         out = client.request("POST", "/search", json.dumps(body).encode("utf-8"))
         ok = out.error_kind is None
         if ok:
-            problem = check_search(body, out.payload)
-            if problem:
-                ok = False
-                out.error_kind, out.error_detail = "malformed", problem
-                out.body_text = json.dumps(out.payload)[:300]
-            elif marker is not None and not any(marker in item["content"] for item in out.payload["data"]):
+            ok = _well_formed(out, check_search(body, out.payload))
+            if ok and marker is not None and not any(marker in item["content"] for item in out.payload["data"]):
                 ok = False
                 out.error_kind = "lost write"
                 out.error_detail = "an acknowledged Add's unique word is not in the answer"
@@ -235,3 +227,11 @@ class Soak:
         return {"wall_s": load_end - self.t0, "start_sample": start_sample, "end_sample": end_sample,
                 "preload": preload,
                 "client_cpu_s": (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system), "server_cpu_s": server_cpu}
+
+
+def _well_formed(out: Outcome, problem: Optional[str]) -> bool:
+    """Whether an answer fits the contract; if not (`problem`), `out` is marked malformed, its body kept short."""
+    if problem:
+        out.error_kind, out.error_detail = "malformed", problem
+        out.body_text = json.dumps(out.payload)[:300]
+    return not problem
