@@ -178,7 +178,7 @@ def delete_user(conn: sqlite3.Connection, user_id: str) -> Optional[int]:
         return None
     removed = 0
     for (session_key,) in conn.execute("SELECT session_key FROM sessions WHERE user_key = ?", (user_key,)).fetchall():
-        removed += _delete_session(conn, user_key, session_key)
+        removed += _delete_session(conn, user_key, session_key, counted=False)  # the statistics go whole below
     conn.execute("DELETE FROM requests WHERE user_key = ?", (user_key,))
     conn.execute("DELETE FROM user_stats WHERE user_key = ?", (user_key,))
     conn.execute("DELETE FROM users WHERE user_key = ?", (user_key,))
@@ -206,13 +206,6 @@ def delete_session(conn: sqlite3.Connection, user_id: str, session_id: str) -> O
     session_key = None if user_key is None else listing.session_key(conn, user_key, session_id)
     if user_key is None or session_key is None:
         return None
-    for kind, docs, length in conn.execute(
-            "SELECT kind, count(*), sum(length) FROM views WHERE session_key = ? GROUP BY kind ORDER BY kind",
-            (session_key,)).fetchall():
-        conn.execute("UPDATE user_stats SET n_docs = n_docs - ?, total_length = total_length - ?"
-                     " WHERE user_key = ? AND kind = ?", (docs, length, user_key, kind))
-    # A kind left with no view has no row, as for a user who never had one.
-    conn.execute("DELETE FROM user_stats WHERE user_key = ? AND n_docs = 0 AND total_length = 0", (user_key,))
     removed = _delete_session(conn, user_key, session_key)
     conn.execute("DELETE FROM requests WHERE user_key = ? AND session_key = ?", (user_key, session_key))
     if conn.execute("SELECT 1 FROM sessions WHERE user_key = ? LIMIT 1", (user_key,)).fetchone() is None:
@@ -264,8 +257,9 @@ def delete_message(conn: sqlite3.Connection, settings: ViewSettings, user_id: st
     return DeletedMessage(session_id, seq)
 
 
-def _drop_views(conn: sqlite3.Connection, user_key: int, session_key: int) -> List[int]:
-    """Unindex and delete every view of a session, counting them out of the user's statistics; their doc ids."""
+def _drop_views(conn: sqlite3.Connection, user_key: int, session_key: int, counted: bool = True) -> List[int]:
+    """Unindex and delete every view of a session, counting them out of the user's statistics (unless
+    not `counted`: the caller removes them whole); their doc ids."""
     documents = _Documents(user_key, {seq: _text(toks, speaker) for seq, toks, speaker in conn.execute(
         "SELECT seq, tokens, speaker FROM messages WHERE session_key = ?", (session_key,))})
     removed = [(doc_id, views.Span(kind, first, last)) for doc_id, kind, first, last in conn.execute(
@@ -273,19 +267,16 @@ def _drop_views(conn: sqlite3.Connection, user_key: int, session_key: int) -> Li
         (session_key,)).fetchall()]
     deltas: Deltas = {}
     _remove(conn, removed, documents, deltas)
-    _count(conn, user_key, deltas)
+    if counted:
+        _count(conn, user_key, deltas)
     return [doc_id for doc_id, _ in removed]
 
 
-def _delete_session(conn: sqlite3.Connection, user_key: int, session_key: int) -> int:
-    """Unindex and delete a session's views, then delete its messages and itself, and log it as
-    deleted (log_deletion()); its message count."""
-    documents = _Documents(user_key, {seq: _text(toks, speaker) for seq, toks, speaker in conn.execute(
-        "SELECT seq, tokens, speaker FROM messages WHERE session_key = ?", (session_key,))})
-    unindexed = [(doc_id, documents(views.Span(kind, first, last))[0]) for doc_id, kind, first, last in conn.execute(
-        "SELECT doc_id, kind, first_seq, last_seq FROM views WHERE session_key = ?", (session_key,)).fetchall()]
-    conn.executemany(fts.delete_sql(), unindexed)
-    conn.execute("DELETE FROM views WHERE session_key = ?", (session_key,))
+def _delete_session(conn: sqlite3.Connection, user_key: int, session_key: int, counted: bool = True) -> int:
+    """Unindex and delete a session's views (_drop_views(), out of the user's statistics unless not
+    `counted`), then delete its messages and itself, and log it as deleted (log_deletion()); its
+    message count. A kind left with no view has no row of statistics, as for a user who never had one."""
+    _drop_views(conn, user_key, session_key, counted)
     conn.execute("DELETE FROM metadata_index WHERE session_key = ?", (session_key,))
     removed = conn.execute("DELETE FROM messages WHERE session_key = ?", (session_key,)).rowcount
     conn.execute("DELETE FROM sessions WHERE session_key = ?", (session_key,))
