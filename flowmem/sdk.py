@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 from . import paging
 from .errors import InvalidField
 from .sdk_types import AddResult, Hit, Session, StoredMessage, User, hits
-from .validation import ADD_FIELDS, MAX_PAGE, MESSAGE_FIELDS, SEARCH_FIELDS
+from .validation import ADD_FIELDS, MAX_PAGE, MESSAGE_FIELDS, SEARCH_FIELDS, unknown_fields
 
 __all__ = ["AddResult", "Hit", "MemoryAPI", "Session", "StoredMessage", "User", "add_request", "derived_request_id",
            "search_request", "add_call", "search_call"]
@@ -58,12 +58,10 @@ def _body_alone(call: str, **defaulted: bool) -> None:
 
 
 def _known(body: Mapping[str, Any], fields: Sequence[str], what: str, prefix: str = "") -> None:
-    """InvalidField for the first field of `body` not in `fields`, as the core's strict check names it.
-    Checked before a body is sent: a server ignores such a field (HTTP is lenient, as the contract
-    says), and the Python API refuses it, whichever class sends it."""
-    for key in body:
-        if key not in fields:
-            raise InvalidField(prefix + str(key), "is not a field of %s; the fields are %s" % (what, ", ".join(fields)))
+    """InvalidField for the first field of `body` not in `fields`, as the core's strict check names it
+    (validation.unknown_fields()). Checked before a body is sent: a server ignores such a field (HTTP
+    is lenient, as the contract says), and the Python API refuses it, whichever class sends it."""
+    unknown_fields(body, fields, prefix, True, what)
 
 
 def required(value: Any, name: str, call: str) -> Any:

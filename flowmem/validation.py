@@ -101,7 +101,7 @@ MESSAGE_FIELDS = ("role", "content", "timestamp", "metadata")
 SEARCH_FIELDS = ("query", "user_id", "top_k", "options", "filters")
 
 
-def _unknown(body: Mapping[str, Any], known: Sequence[str], prefix: str, strict: bool, what: str) -> List[str]:
+def unknown_fields(body: Mapping[str, Any], known: Sequence[str], prefix: str, strict: bool, what: str) -> List[str]:
     """The fields of `body` not in `known` (named with `prefix`); with `strict`, InvalidField for the first."""
     names = [prefix + str(key) for key in body if key not in known]
     if names and strict:
@@ -236,7 +236,7 @@ def parse_add(body: Mapping[str, Any], received_ms: Optional[int] = None, strict
     those without stay undated: the time it arrived may be years after the others', and dating
     them with it would cut the conversation apart by time. strict: refuse unknown fields.
     """
-    ignored = _unknown(body, ADD_FIELDS, "", strict, "an Add")
+    ignored = unknown_fields(body, ADD_FIELDS, "", strict, "an Add")
     request_id = _id(body.get("request_id"), "request_id")
     user_id = _id(body.get("user_id"), "user_id")
     session_id = _id(body.get("session_id"), "session_id")
@@ -260,7 +260,7 @@ def parse_add(body: Mapping[str, Any], received_ms: Optional[int] = None, strict
 def _message(raw: Any, field: str, shared: Mapping[str, Any], strict: bool, ignored: List[str]) -> NewMessage:
     if not isinstance(raw, dict):
         raise InvalidField(field, "must be an object, got %s" % _json_type(raw))
-    ignored.extend(_unknown(raw, MESSAGE_FIELDS, field + ".", strict, "an Add message"))
+    ignored.extend(unknown_fields(raw, MESSAGE_FIELDS, field + ".", strict, "an Add message"))
     role = _text(raw.get("role"), field + ".role")
     content = _text(raw.get("content"), field + ".content")
     timestamp: Optional[int] = None
@@ -291,7 +291,7 @@ def parse_search(body: Mapping[str, Any], top_k_cap: int, strict: bool = False) 
     each to MAX_OPTION_CHARS: what lies beyond is ignored, never an error. `filters`
     is read by _filters().
     """
-    ignored = _unknown(body, SEARCH_FIELDS, "", strict, "a Search")
+    ignored = unknown_fields(body, SEARCH_FIELDS, "", strict, "a Search")
     query = clip(_text(body.get("query"), "query"), MAX_QUERY_CHARS)
     user_id = _id(body.get("user_id"), "user_id")
     if body.get("top_k") is None:
