@@ -50,8 +50,8 @@ class IdsTest(MemoryTestCase):
 
     def test_a_schema_1_database_gets_unique_tags_and_keeps_its_messages(self):
         path = self.db_path("v1.db")
-        # Today's writer fills the columns of migrations 4 and 5; the schema-1 file gets them up front.
-        with mock.patch.object(schema, "MIGRATIONS", [MIGRATIONS[0] + MIGRATIONS[3] + MIGRATIONS[4]]), \
+        # Today's writer fills the columns of migrations 4 to 6; the schema-1 file gets them up front.
+        with mock.patch.object(schema, "MIGRATIONS", [MIGRATIONS[0] + MIGRATIONS[3] + MIGRATIONS[4] + MIGRATIONS[5]]), \
                 mock.patch.object(schema, "SCHEMA_VERSION", 1):
             old = self.open_memory("v1.db")
             for user in ("alice", "bob"):
@@ -69,6 +69,48 @@ class IdsTest(MemoryTestCase):
         with self.assertRaises(sqlite3.IntegrityError):  # unique from now on
             memory.store.writer.execute("UPDATE sessions SET tag = 'x'")
         self.assertEqual(memory.stats()["messages"], 2)
+
+
+class DeletedIdsTest(MemoryTestCase):
+    """A deleted message's id is never given again, whichever way its session comes back."""
+
+    def ids_of(self, user="alice", session="s"):
+        return [m["id"] for m in self.memory.list_messages(user, session_id=session)["data"]]
+
+    def assert_comes_back_with_new_ids(self, forget):
+        self.memory.add(add_body("alice", "s", ["Dana: the only message"], request_id="first"))
+        old = self.ids_of()
+        forget()
+        self.memory.add(add_body("alice", "s", ["Dana: a new message"], request_id="second"))
+        new = self.ids_of()
+        self.assertFalse(set(old) & set(new), (old, new))
+        # A stale or resent delete of the old id forgets nothing of the new message.
+        self.assertFalse(self.memory.delete_message("alice", old[0])["deleted"])
+        self.assertEqual(self.ids_of(), new)
+        return new
+
+    def test_forgetting_a_sessions_only_message_then_adding_again_gives_a_new_id(self):
+        self.assert_comes_back_with_new_ids(lambda: self.memory.delete_message("alice", self.ids_of()[0]))
+
+    def test_a_session_deleted_and_sent_again_gives_new_ids(self):
+        self.assert_comes_back_with_new_ids(lambda: self.memory.delete_session("alice", "s"))
+
+    def test_a_user_deleted_and_sent_again_gives_new_ids(self):
+        self.assert_comes_back_with_new_ids(lambda: self.memory.delete_user("alice"))
+
+    def test_a_session_that_comes_back_twice_never_meets_either_old_id(self):
+        seen = set(self.assert_comes_back_with_new_ids(lambda: self.memory.delete_session("alice", "s")))
+        self.memory.delete_session("alice", "s")
+        self.memory.store.reindex()  # the floor outlives a rebuilt index's description
+        self.memory.add(add_body("alice", "s", ["Dana: a third message"], request_id="third"))
+        self.assertFalse(seen & set(self.ids_of()))
+
+    def test_a_session_that_was_never_deleted_keeps_its_documented_tag(self):
+        self.memory.add(add_body("bob", "s", ["Dana: hello"], request_id="b"))
+        self.memory.delete_session("bob", "s")
+        self.memory.add(add_body("alice", "2023-05-08", ["Dana: hello"], request_id="a"))
+        # After a deletion in the database, a new session takes a later attempt of its tag: still its own.
+        self.assertEqual(self.ids_of(session="2023-05-08"), ["m-%s-1" % session_tag("alice", "2023-05-08", 1)])
 
 
 if __name__ == "__main__":

@@ -2,7 +2,10 @@
 
 Ids are readable, stable across restarts and rebuilds, and unique in the database:
 a session's tag is derived from (user_id, session_id) (session_tag()), a message's
-id is its session's tag and its position, a view's its tag and its range.
+id is its session's tag and its number (its position when added), a view's its tag and its
+range. A deleted id is never given again: a deleted message's number is skipped by the
+session's later messages, and a session deleted and sent again takes the next attempt of
+its tag (free_attempt()).
 """
 from __future__ import annotations
 
@@ -25,12 +28,22 @@ def session_tag(user_id: str, session_id: str, attempt: int = 0) -> str:
     return hashlib.sha256(json.dumps(key).encode("ascii")).hexdigest()[:16]
 
 
-def free_tag(user_id: str, session_id: str, taken: Callable[[str], bool]) -> str:
-    """The first candidate tag of a session (session_tag()) that `taken` says no other session holds."""
-    attempt = 0
+def free_tag(user_id: str, session_id: str, taken: Callable[[str], bool], start: int = 0) -> str:
+    """The first candidate tag of a session (session_tag()) from attempt `start` on that `taken` says
+    no other session holds."""
+    return session_tag(user_id, session_id, free_attempt(user_id, session_id, taken, start))
+
+
+def free_attempt(user_id: str, session_id: str, taken: Callable[[str], bool], start: int = 0) -> int:
+    """The attempt of free_tag(): the first from `start` whose tag `taken` says is free.
+
+    A session created anew starts at the database's tag floor (writer.py), which every deleted
+    session raises past its own attempt: a session deleted and sent again gets a tag no earlier
+    session of it had, so no id of its deleted messages is ever given again."""
+    attempt = start
     while taken(session_tag(user_id, session_id, attempt)):
         attempt += 1
-    return session_tag(user_id, session_id, attempt)
+    return attempt
 
 
 def message_id(tag: str, seq: int) -> str:

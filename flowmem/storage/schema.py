@@ -1,6 +1,6 @@
 """The database's schema: its tables, the migrations that build and upgrade them, and the checks.
 
-Tables (schema version 5):
+Tables (schema version 6):
 
 - `users`: one row per user_id, with an internal `user_key`; `user_stats` holds the
   user's own index statistics per view kind (document count, total tokens) for BM25.
@@ -25,7 +25,10 @@ Tables (schema version 5):
   (writer.delete_message()) moves the later ones up a position, and their ids stay.
   `sessions.deleted_messages` counts a session's deleted messages, so that a new message's id
   never names one deleted; `requests.fingerprint` is a digest of the Add's body, so that a
-  replay with another body can say so.
+  replay with another body can say so. Migration 6 adds `sessions.attempt`, the candidate of
+  session_tag() the session's tag is: deleting a session raises the database's tag floor (a
+  row of `meta`) past it, and a session created later starts from the floor, so no tag (and no
+  id) of a deleted session is given again (ids.free_attempt()).
 - `metadata_index` (migration 5): one row per (message, metadata key), its value as
   canonical JSON: what a search's or a listing's `filters.metadata` reads, from the user's key.
 - `views`: each retrieval view as a range of one session's messages; its `doc_id` is
@@ -41,7 +44,7 @@ from typing import Callable, List, Set, Union
 from ..errors import StoreError
 from . import fts
 from .connection import transaction
-from .ids import free_tag
+from .ids import free_tag, session_tag
 from .settings import reindex_command
 
 
@@ -83,6 +86,19 @@ def _add_metadata_columns(conn: sqlite3.Connection) -> None:
         PRIMARY KEY (user_key, key, value, session_key, seq)
     ) WITHOUT ROWID""")
     conn.execute("CREATE INDEX IF NOT EXISTS metadata_by_message ON metadata_index (session_key, seq)")
+
+
+def _add_attempt_column(conn: sqlite3.Connection) -> None:
+    """Migration 6: each session's `attempt`, the candidate of session_tag() its tag is, found again
+    from the tag (0 but where two sessions' first candidates collided)."""
+    if "attempt" not in [row[1] for row in conn.execute("PRAGMA table_info(sessions)")]:
+        conn.execute("ALTER TABLE sessions ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0")
+    rows = conn.execute("SELECT s.session_key, u.user_id, s.session_id, s.tag FROM sessions s"
+                        " JOIN users u ON u.user_key = s.user_key ORDER BY s.session_key").fetchall()
+    for session_key, user_id, session_id, tag in rows:
+        attempt = next((a for a in range(64) if session_tag(user_id, session_id, a) == tag), 0)
+        if attempt:
+            conn.execute("UPDATE sessions SET attempt = ? WHERE session_key = ?", (attempt, session_key))
 
 
 Migration = Union[str, Callable[[sqlite3.Connection], None]]
@@ -160,6 +176,10 @@ MIGRATIONS: List[List[Migration]] = [
     [
         # Metadata, receipt dating, stable ids past a deleted message, replay fingerprints (issue 25).
         _add_metadata_columns,
+    ],
+    [
+        # A session deleted and sent again took its old tag, so its messages the ids of deleted ones (issue 31).
+        _add_attempt_column,
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -17,10 +17,9 @@ from typing import Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional
 
 from ..text import timeexpr
 from ..text.features import Derived, derive
-from . import fts, listing, metadata_index, views
-from .ids import free_tag
+from . import fts, ids, listing, metadata_index, views
 from .rows import NewMessage, lookup_user_key
-from .settings import ViewSettings, read_marks, write_deletions_mark
+from .settings import ViewSettings, raise_tag_floor, read_marks, read_tag_floor, write_deletions_mark
 
 
 class Stored(NamedTuple):
@@ -277,6 +276,8 @@ def _delete_session(conn: sqlite3.Connection, user_key: int, session_key: int, c
     `counted`), then delete its messages and itself, and log it as deleted (log_deletion()); its
     message count. A kind left with no view has no row of statistics, as for a user who never had one."""
     _drop_views(conn, user_key, session_key, counted)
+    # Its tag is never taken again: the session sent again gets the next attempt (ids.free_attempt()).
+    raise_tag_floor(conn, conn.execute("SELECT attempt FROM sessions WHERE session_key = ?", (session_key,)).fetchone()[0])
     conn.execute("DELETE FROM metadata_index WHERE session_key = ?", (session_key,))
     removed = conn.execute("DELETE FROM messages WHERE session_key = ?", (session_key,)).rowcount
     conn.execute("DELETE FROM sessions WHERE session_key = ?", (session_key,))
@@ -369,10 +370,10 @@ def _session(conn: sqlite3.Connection, user_key: int, user_id: str,
     ).fetchone()
     if row:
         return row
-    tag = free_tag(user_id, session_id, lambda candidate: conn.execute(
-        "SELECT 1 FROM sessions WHERE tag = ?", (candidate,)).fetchone() is not None)
-    key = _insert(conn, "INSERT INTO sessions (user_key, session_id, tag) VALUES (?, ?, ?)",
-                  (user_key, session_id, tag))
+    attempt = ids.free_attempt(user_id, session_id, lambda candidate: conn.execute(
+        "SELECT 1 FROM sessions WHERE tag = ?", (candidate,)).fetchone() is not None, read_tag_floor(conn))
+    key = _insert(conn, "INSERT INTO sessions (user_key, session_id, tag, attempt) VALUES (?, ?, ?, ?)",
+                  (user_key, session_id, ids.session_tag(user_id, session_id, attempt), attempt))
     return key, 0, 1, 0
 
 
