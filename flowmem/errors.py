@@ -13,6 +13,7 @@ class FlowmemError(Exception):
 
     status = 500
     detail: Dict[str, Any] = {}  # what the error body says beside the reason (partly_stored()); never mutated
+    request_id: Optional[str] = None  # a failed SDK add()'s own request_id: give it back to retry that call
 
     def __init__(self, reason: str):
         super().__init__(reason)
@@ -124,6 +125,13 @@ class StorageFull(RetryLater):
 class BackupRefused(FlowmemError):
     """A backup's target may not be written: it exists (and no force was given), it is the
     database being copied, or a WAL beside it says a database may be using it."""
+
+    status = 409
+
+
+class Conflict(FlowmemError):
+    """The request cannot be carried out on the memory as it is now (a user deleted while its
+    import ran); nothing of it was written."""
 
     status = 409
 

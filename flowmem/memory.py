@@ -21,20 +21,22 @@ import os
 import re
 import sqlite3
 import time
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, Union
 
-from . import __version__, db_path, paging, portable
+from . import __version__, db_path, importing, paging, portable
 from .config import Config
 from .decoding import decode_json
-from .errors import FlowmemError, InvalidField, NotFound, StoreError, partly_stored
+from .errors import NotFound, StoreError
 from .metadata import parse_filter
+from .receipt import receipt_ms
 from .retrieval.pipeline import search
 from .retrieval.ranking import Ranking
-from .sdk import MemoryAPI
+from .sdk import MemoryAPI, derived_request_id
 from .storage import listing
+from .storage.rows import NewAdd
 from .storage.settings import ViewSettings, reindex_command, requested_settings
 from .storage.store import Store
-from .validation import AddRequest, parse_add, parse_id, parse_limit, parse_order, parse_search, parse_time
+from .validation import parse_add, parse_id, parse_limit, parse_order, parse_search, parse_time
 
 
 def make_ranking(config: Optional[Config] = None) -> Ranking:
@@ -113,7 +115,8 @@ class Memory(MemoryAPI):
         `create=False` refuses a missing file. Index settings given in `config` that
         differ from the database's raise StoreError naming the reindex command. `clock` (Unix
         seconds) dates the messages of an Add that sends none with a timestamp (validation.parse_add());
-        None leaves them undated, as a database from before receipt dating has them.
+        None leaves them undated, as a database from before receipt dating has them. A reading that is
+        not such a time refuses every Add, naming the clock (receipt.py).
         """
         self.clock = clock
         if not isinstance(config, Config):
@@ -137,12 +140,22 @@ class Memory(MemoryAPI):
         fields, otherwise (HTTP, as the contract says) they are ignored and named in
         `ignored_fields`.
         """
-        request = parse_add(body, None if self.clock is None else int(self.clock() * 1000), strict)
-        outcome = self.store.add(request.user_id, request.session_id, request.request_id, request.messages,
-                                 request.fingerprint)
+        return self._add(body, strict, False)
+
+    def add_unnamed(self, body: Mapping[str, Any]) -> Dict[str, Any]:
+        """Store an Add body that names no request_id (the keyword add() without one, `flowmem add`,
+        MCP's add_memory): its request_id is anchored where its messages land (ids.anchored_id()),
+        so every call stores its messages, the same words said twice included. A call in this
+        process either stores or raises with nothing written: there is no lost answer to retry."""
+        return self._add(dict(body, request_id=derived_request_id(body)), True, True)
+
+    def _add(self, body: Mapping[str, Any], strict: bool, anchored: bool) -> Dict[str, Any]:
+        request = parse_add(body, None if self.clock is None else receipt_ms(self.clock()), strict)
+        outcome = self.store.add(NewAdd(request.user_id, request.session_id, request.request_id, request.messages,
+                                        request.fingerprint, anchored))
         answer: Dict[str, Any] = {
             "success": True,
-            "request_id": request.request_id,
+            "request_id": outcome.request_id,
             "user_id": request.user_id,
             "session_id": request.session_id,
             "stored": outcome.new,
@@ -280,41 +293,12 @@ class Memory(MemoryAPI):
         """Every user id held, read a page at a time."""
         return (user["user_id"] for user in paging.walk(lambda cursor: self.list_users(1000, cursor)))
 
-    def import_records(self, records: Iterable[Mapping[str, Any]],
-                       progress: Optional[portable.Progress] = None) -> Dict[str, Any]:
-        """Replay Add bodies (an export) as Adds: `{"requests", "stored", "already_stored", "messages"}`,
-        `messages` counting those stored now. Idempotent as Add is; InvalidField names `records[i]...`
-        (portable.parsed(): a list is checked whole first and then nothing is written).
-
-        Written in chunks of IMPORT_CHUNK_MESSAGES messages, each one transaction (Store.add_many),
-        so that other writers get the write lock between them. A storage error (a full disk) stops
-        the import: nothing of the chunk it hit is written, and it is raised (errors.partly_stored())
-        saying how many records, the first ones, are stored (0: none). A malformed record of an
-        iterable checked as it is read stops it after the records before it are stored, as its
-        InvalidField says."""
-        requests, total = portable.parsed(records)
-        counts = {"requests": 0, "stored": 0, "already_stored": 0, "messages": 0}
-        chunks = _chunks(requests, IMPORT_CHUNK_MESSAGES)
-        while True:
-            try:
-                chunk = next(chunks, None)
-            except InvalidField as e:
-                if not counts["requests"]:
-                    raise
-                raise InvalidField(e.field, "%s (the %d records before it are stored, none after it)"
-                                   % (e.reason[len(e.field) + 1:], counts["requests"])) from e
-            if chunk is None:
-                return counts
-            try:
-                stored = self.store.add_many([(r.user_id, r.session_id, r.request_id, r.messages) for r in chunk])
-            except FlowmemError as e:
-                raise partly_stored(e, counts["requests"], total) from e
-            for request, new in zip(chunk, stored):
-                counts["stored" if new else "already_stored"] += 1
-                counts["messages"] += len(request.messages) if new else 0
-                counts["requests"] += 1
-                if progress is not None:  # told each record, once its chunk is committed
-                    progress(counts["requests"], total)
+    def import_records(self, records: Iterable[Mapping[str, Any]], progress: Optional[portable.Progress] = None,
+                       strict: bool = True) -> Dict[str, Any]:
+        """Replay Add bodies (an export) as Adds (importing.py says how):
+        `{"requests", "stored", "already_stored", "messages"}` and, when any, `body_differs` and
+        `ignored_fields`; `strict` refuses unknown fields, as the Python API's Add does."""
+        return importing.import_records(self.store, records, progress, strict)
 
     def stats(self, user_id: Optional[str] = None) -> Dict[str, Any]:
         """Counts for the database, or for one user."""
@@ -327,31 +311,3 @@ class Memory(MemoryAPI):
     def close(self) -> None:
         """Close the database cleanly (checkpointing its WAL)."""
         self.store.close()
-
-
-# An import's chunk, one transaction: what an Add waits for at most behind it (docs/import_fairness.md).
-IMPORT_CHUNK_MESSAGES = 200
-
-
-def _chunks(requests: Iterable[AddRequest], messages: int) -> Iterator[List[AddRequest]]:
-    """`requests` in runs of about `messages` messages (an Add of more is a run of its own). When
-    reading the next one raises (a malformed record), the run so far comes first, then the error."""
-    chunk: List[AddRequest] = []
-    size = 0
-    source = iter(requests)
-    while True:
-        try:
-            request = next(source)
-        except StopIteration:
-            break
-        except InvalidField:
-            if chunk:
-                yield chunk
-            raise
-        if chunk and size + len(request.messages) > messages:
-            yield chunk
-            chunk, size = [], 0
-        chunk.append(request)
-        size += len(request.messages)
-    if chunk:
-        yield chunk

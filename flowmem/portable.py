@@ -27,7 +27,7 @@ from .decoding import decode_json
 from .errors import InvalidField
 from .storage import metadata_index
 from .storage.listing import StoredAdd
-from .validation import AddRequest, parse_add
+from .validation import AddRequest, fingerprint, parse_add
 
 MAX_ADD_MESSAGES = 20  # the platform's Adds hold at most 20 messages
 
@@ -35,37 +35,104 @@ Progress = Callable[[int, Optional[int]], None]  # (records done, records in all
 
 
 def add_body(user_id: str, add: StoredAdd) -> Dict[str, Any]:
-    """A stored Add as the Add body that stores it again."""
+    """A stored Add as the Add body that stores it again, each message with its id (and
+    `dated_on_receipt` when it was), which an import keeps (storage/session_rows.py); the
+    session's last Add also says `numbers_given` when messages after it were deleted, so that
+    the session's next message gets the same new number in the copy."""
     messages = []
-    for role, content, timestamp_ms, metadata in add.messages:
-        message: Dict[str, Any] = {"role": role, "content": content}
+    for role, content, timestamp_ms, metadata, message_id, dated in add.messages:
+        message: Dict[str, Any] = {"id": message_id, "role": role, "content": content}
         if timestamp_ms is not None:
             message["timestamp"] = timestamp_ms
+        if dated:
+            message["dated_on_receipt"] = True
         if metadata is not None:
             message["metadata"] = metadata_index.loads(metadata)
         messages.append(message)
-    return {"request_id": add.request_id, "user_id": user_id, "session_id": add.session_id, "messages": messages}
+    body: Dict[str, Any] = {"request_id": add.request_id, "user_id": user_id, "session_id": add.session_id,
+                            "messages": messages}
+    if add.numbers_given is not None:  # its session's later messages were deleted: their numbers stay given
+        body["numbers_given"] = add.numbers_given
+    return body
 
 
-def parsed(records: Iterable[Any]) -> Tuple[Iterator[AddRequest], Optional[int]]:
-    """The records as Add requests (and how many there are, when known), each checked as Add checks
-    a body, InvalidField naming `records[i].<field>`. A list (or other sequence) is checked whole
+class ImportRecord(NamedTuple):
+    """An import's record: the Add it replays, and where its messages go when it names their ids."""
+
+    request: AddRequest
+    placement: Optional[Tuple[str, Tuple[int, ...], int]]  # (session tag, message numbers, numbers given)
+
+
+def parsed(records: Iterable[Any], strict: bool = True) -> Tuple[Iterator[ImportRecord], Optional[int]]:
+    """The records as import records (and how many there are, when known), each checked as Add checks
+    a body (unknown fields refused when `strict`, else named in its request's ignored_fields),
+    InvalidField naming `records[i].<field>`. A list (or other sequence) is checked whole
     before the first is returned, so that a malformed one leaves nothing written; any other
     iterable is checked as it is read (a dump too large to hold), and what came before a
     malformed record stays stored: importing again after fixing it stores only the rest."""
     if isinstance(records, Sequence):
-        return iter([_parse(record, i) for i, record in enumerate(records)]), len(records)
-    return (_parse(record, i) for i, record in enumerate(records)), None
+        return iter([_parse(record, i, strict) for i, record in enumerate(records)]), len(records)
+    return (_parse(record, i, strict) for i, record in enumerate(records)), None
 
 
-def _parse(record: Any, i: int) -> AddRequest:
+def _parse(record: Any, i: int, strict: bool) -> ImportRecord:
     field = "records[%d]" % i
     if not isinstance(record, Mapping):
         raise InvalidField(field, "must be an Add body (a JSON object), got %s" % type(record).__name__)
     try:
-        return parse_add(record)
+        return exported(record, strict)
     except InvalidField as e:
         raise InvalidField("%s.%s" % (field, e.field), e.reason[len(e.field) + 1:]) from e
+
+
+_ID = re.compile(r"m-([0-9a-f]{16})-([1-9][0-9]{0,17})")  # storage/ids.py message_id()
+
+
+def exported(record: Mapping[str, Any], strict: bool) -> ImportRecord:
+    """An exported Add body as an import record: an Add body whose messages may carry their `id`
+    and `dated_on_receipt` (add_body()). Its fingerprint is the one the Add had, so that a replay
+    with another body says so (`body_differs`)."""
+    raw = record.get("messages")
+    if not isinstance(raw, list) or not any(isinstance(m, Mapping) and m.keys() & _EXPORTED for m in raw):
+        return ImportRecord(parse_add(record, None, strict), None)
+    bare = [dict(m) for m in raw]
+    ids = [m.pop("id", None) for m in bare]
+    dated = [m.pop("dated_on_receipt", False) for m in bare]
+    given = record.get("numbers_given")
+    request = parse_add({k: v for k, v in dict(record, messages=bare).items() if k != "numbers_given"}, None, strict)
+    for j, flag in enumerate(dated):
+        if not isinstance(flag, bool) or (flag and request.messages[j].timestamp_ms is None):
+            raise InvalidField("messages[%d].dated_on_receipt" % j, "must be true (with a timestamp) or false")
+    if any(dated):
+        messages = [m._replace(dated_on_receipt=flag) for m, flag in zip(request.messages, dated)]
+        undated = [m._replace(timestamp_ms=None) if flag else m for m, flag in zip(request.messages, dated)]
+        request = request._replace(messages=messages, fingerprint=fingerprint(request.session_id, undated))
+    placement = _placement(ids)
+    if given is not None and (placement is None or type(given) is not int or given < placement[1][-1]):
+        raise InvalidField("numbers_given", "must be a number no less than the last message's (with message ids)")
+    return ImportRecord(request, None if placement is None else placement + (given or placement[1][-1],))
+
+
+_EXPORTED = {"id", "dated_on_receipt"}  # what an export writes in an Add message beside its fields
+EXPORTED_FIELDS = ("numbers_given",)  # what it writes in an Add beside the Add's
+
+
+def _placement(ids: Sequence[Any]) -> Optional[Tuple[str, Tuple[int, ...]]]:
+    """(tag, numbers) of an exported Add's message ids, all or none of them given; None for none."""
+    if all(i is None for i in ids):
+        return None
+    tags, numbers = set(), []
+    for j, given in enumerate(ids):
+        match = _ID.fullmatch(given) if isinstance(given, str) else None
+        if match is None:
+            raise InvalidField("messages[%d].id" % j, "must be a message id m-<16 hex digits>-<number>, as an export "
+                               "writes it (every message of the Add carries one, or none does)")
+        tags.add(match.group(1))
+        numbers.append(int(match.group(2)))
+        if len(tags) > 1 or (j and numbers[j] <= numbers[j - 1]):
+            raise InvalidField("messages[%d].id" % j, "must be of the same session as the Add's first message's, "
+                               "numbered after the one before it")
+    return tags.pop(), tuple(numbers)
 
 
 # -- LoCoMo -------------------------------------------------------------------------------

@@ -267,15 +267,18 @@ class ListTest(CliTestCase):
 
 
 class AddTest(CliTestCase):
-    def test_the_same_add_command_twice_stores_once_and_says_so(self):
-        command = ("add", "--db", self.db, "--user", "u", "--session", "s", "--content", "I moved to Lisbon")
-        first = self.ok(*command)
-        self.assertRegex(first, r"^stored 1 message \(user u, session s, request_id \S+\); 1 dated now")
-        self.assertEqual(self.ok(*command).split(":")[0], "already stored")
-        self.assertIn("nothing written", self.ok(*command))
-        self.assertEqual(json.loads(self.ok("stats", "--db", self.db, "--user", "u"))["messages"], 1)
-        response = json.loads(self.ok(*command, "--json"))
+    def test_the_same_words_added_again_are_stored_again_unless_the_request_id_is_given(self):
+        base = ("add", "--db", self.db, "--user", "u", "--session", "s", "--content")
+        for word in ("yes", "no", "yes"):
+            self.assertRegex(self.ok(*base, word), r"^stored 1 message \(user u, session s, request_id \S+\); 1 dated")
+        listed = self.ok("list", "--db", self.db, "--user", "u", "--json").splitlines()
+        self.assertEqual([json.loads(line)["content"] for line in listed], ["yes", "no", "yes"])
+        named = base[:-1] + ("--request-id", "retry-1", "--content", "maybe")
+        self.ok(*named)
+        self.assertEqual(self.ok(*named).split(":")[0], "already stored")  # a rerun with its id stores once
+        response = json.loads(self.ok(*named, "--json"))
         self.assertEqual((response["success"], response["stored"]), (True, False))
+        self.assertEqual(json.loads(self.ok("stats", "--db", self.db, "--user", "u"))["messages"], 4)
 
     def test_a_request_id_used_before_for_other_messages_stores_nothing_and_says_it_differs(self):
         base = ("add", "--db", self.db, "--user", "u", "--session", "s", "--request-id", "r1", "--content")

@@ -3,9 +3,10 @@ import json
 import os
 import unittest
 from typing import Any, Dict, List
+from unittest import mock
 
-from flowmem import portable
-from flowmem.errors import InvalidField
+from flowmem import importing, portable
+from flowmem.errors import Conflict, InvalidField
 from tests.helpers import DAY_MS, T0, MemoryTestCase, add_body, index_terms, message
 from tools.evalkit import dataset
 from tools.evalkit.replay import add_bodies
@@ -15,6 +16,11 @@ LOCOMO_SAMPLE = os.path.join(ROOT, "fixtures", "locomo-format-sample.json")
 
 QUERIES = {"u1": ["When did Ann adopt the kitten?", "pottery class", "what did Bo cook", "marathon training"],
            "u 2/%": ["violin lessons", "what is the capital", "Ann"]}
+
+
+def without_ids(bodies: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Exported bodies as they were sent: each message without the id the export adds."""
+    return [dict(b, messages=[{k: v for k, v in m.items() if k != "id"} for m in b["messages"]]) for b in bodies]
 
 
 class RoundTripTest(MemoryTestCase):
@@ -45,8 +51,10 @@ class RoundTripTest(MemoryTestCase):
     def test_the_export_is_the_adds_in_the_order_they_were_stored(self):
         exported = list(self.memory.export())
         by_user = {user: [b for b in self.bodies if b["user_id"] == user] for user in QUERIES}
-        self.assertEqual(exported, by_user["u1"] + by_user["u 2/%"])  # one user after another
-        self.assertEqual(list(self.memory.export("u1")), by_user["u1"])
+        self.assertEqual(without_ids(exported), by_user["u1"] + by_user["u 2/%"])  # one user after another
+        self.assertEqual(without_ids(list(self.memory.export("u1"))), by_user["u1"])
+        self.assertEqual([m["id"] for m in exported[0]["messages"]],
+                         [m["id"] for m in self.memory.list_messages("u1", session_id="s1")["data"][:2]])
         self.assertEqual(json.loads(json.dumps(exported)), exported)  # plain JSON
 
     def test_a_round_trip_gives_byte_identical_searches_and_listings(self):
@@ -95,7 +103,7 @@ class RoundTripTest(MemoryTestCase):
                 cursor = page["next_cursor"]
                 if cursor is None:
                     break
-            self.assertEqual(bodies, stored, limit)
+            self.assertEqual(without_ids(bodies), stored, limit)
 
     def test_a_deleted_session_is_not_exported_and_an_old_dump_brings_it_back(self):
         dump = list(self.memory.export("u1"))
@@ -106,7 +114,37 @@ class RoundTripTest(MemoryTestCase):
 
     def test_messages_without_a_time_export_without_one(self):
         exported = {b["request_id"]: b for b in self.memory.export("u1")}
-        self.assertEqual(exported["r4"]["messages"][0], {"role": "user", "content": "Ann: marathon training starts"})
+        self.assertEqual(without_ids([exported["r4"]])[0]["messages"][0],
+                         {"role": "user", "content": "Ann: marathon training starts"})
+
+    def test_a_round_trip_after_forgotten_messages_keeps_every_id(self):
+        forgotten = [m["id"] for m in self.memory.list_messages("u1", session_id="s1")["data"]]
+        self.memory.delete_message("u1", forgotten[1])
+        self.memory.delete_message("u1", forgotten[3])
+        self.memory.delete_session("u1", "s2")
+        self.memory.add(add_body("u1", "s2", ["Ann: the pottery class again"], "r5"))  # a session come back
+        copy = self.open_memory("copy.db")
+        copy.import_records(json.loads(json.dumps(list(self.memory.export()))))
+        self.assertEqual(json.dumps(self.snapshot(copy)), json.dumps(self.snapshot(self.memory)))
+        # Each memory gives the next message of a session the same new id, and neither gives a forgotten one.
+        for memory in (self.memory, copy):
+            memory.add(add_body("u1", "s1", ["Ann: Miso is two now"], "r6"))
+        self.assertEqual(self.memory.list_messages("u1", session_id="s1"), copy.list_messages("u1", session_id="s1"))
+        self.assertFalse({forgotten[1], forgotten[3]} & {m["id"] for m in copy.list_messages("u1")["data"]})
+
+    def test_ids_an_import_cannot_keep_are_refused_naming_the_record(self):
+        dump = list(self.memory.export("u1"))
+        copy = self.open_memory("copy.db")
+        copy.add(add_body("u1", "s1", ["Ann: already here"], "other"))  # s1 here has given number 1 already
+        with self.assertRaises(InvalidField) as caught:
+            copy.import_records(dump)
+        self.assertEqual(caught.exception.field, "records[0].messages[0].id")
+        self.assertEqual(caught.exception.detail, {"records_stored": 0})
+        forged = [dict(dump[1], messages=[dict(m, id="m-0123456789abcdef-%d" % (i + 1))
+                                          for i, m in enumerate(dump[1]["messages"])])]
+        with self.assertRaises(InvalidField) as caught:  # a tag that is not this user and session's
+            self.open_memory("forged.db").import_records(forged)
+        self.assertIn("not a tag of user", caught.exception.reason)
 
 
 class ImportRecordsTest(MemoryTestCase):
@@ -128,6 +166,47 @@ class ImportRecordsTest(MemoryTestCase):
         self.assertEqual(caught.exception.field, "records[1].request_id")
         self.assertEqual(self.memory.import_records(iter(good)),
                          {"requests": 2, "stored": 1, "already_stored": 1, "messages": 1})
+
+    def test_a_user_deleted_while_its_import_runs_stays_deleted(self):
+        records = [add_body("u1", "s%d" % (i % 3), ["Ann: line %d" % i], "r%d" % i) for i in range(6)]
+
+        def delete_after_the_first(done, total):
+            if done == 1:
+                self.memory.delete_user("u1")
+
+        with mock.patch.object(importing, "IMPORT_CHUNK_MESSAGES", 1), self.assertRaises(Conflict) as caught:
+            self.memory.import_records(records, progress=delete_after_the_first)
+        self.assertEqual(caught.exception.status, 409)
+        self.assertEqual(caught.exception.detail, {"records_stored": 1})
+        self.assertIn("deleted", caught.exception.reason)
+        self.assertEqual(self.memory.list_users()["data"], [])
+
+    def test_an_unknown_field_of_a_record_is_refused_or_named_as_ignored(self):
+        record = add_body("u1", "s1", ["Ann: one"], "r1")
+        record["messages"][0]["metdata"] = {"topic": "pets"}
+        with self.assertRaises(InvalidField) as caught:
+            self.memory.import_records([record])
+        self.assertEqual(caught.exception.field, "records[0].messages[0].metdata")
+        lenient = self.memory.import_records([record], strict=False)
+        self.assertEqual(lenient["ignored_fields"], ["records[0].messages[0].metdata"])
+
+    def test_a_replayed_import_with_another_body_says_so(self):
+        dump = list(self.memory.export("u1")) if self.memory.add(add_body("u1", "s1", ["Ann: one"], "r1")) else []
+        changed = [dict(dump[0], messages=[dict(dump[0]["messages"][0], content="Ann: something else")])]
+        self.assertEqual(self.memory.import_records(changed),
+                         {"requests": 1, "stored": 0, "already_stored": 1, "messages": 0, "body_differs": 1})
+        self.assertNotIn("body_differs", self.memory.import_records(dump))
+
+    def test_messages_dated_on_receipt_keep_the_mark_and_their_replay_is_the_same_body(self):
+        memory = self.open_memory("dated.db", clock=lambda: 1_700_000_000.0)
+        memory.add({"request_id": "r1", "user_id": "u1", "session_id": "s1",
+                    "messages": [{"role": "user", "content": "Ann: no time given"}]})
+        dump = list(memory.export("u1"))
+        self.assertTrue(dump[0]["messages"][0]["dated_on_receipt"])
+        self.assertNotIn("body_differs", memory.import_records(dump))
+        copy = self.open_memory("copy.db")
+        copy.import_records(dump)
+        self.assertEqual(copy.list_messages("u1"), memory.list_messages("u1"))
 
     def test_progress_is_told_each_record_and_the_total_when_known(self):
         seen: List[Any] = []

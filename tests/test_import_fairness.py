@@ -11,7 +11,7 @@ import time
 import unittest
 from unittest import mock
 
-from flowmem import memory as memory_module
+from flowmem import importing as chunking
 from flowmem.commands import export_import as cli_portable
 from flowmem.commands.command import UsageError
 from flowmem.config import load
@@ -19,7 +19,7 @@ from flowmem.errors import InvalidField, StorageFull
 from flowmem.http.api import App
 from flowmem.http.lanes import lane_of
 from flowmem.http.server import Server
-from flowmem.storage import writer
+from flowmem.storage import appending
 from flowmem.storage.fair_lock import FairLock
 from tests.helpers import MemoryTestCase, add_body
 from tests.test_http_hostile import read_response, request_bytes
@@ -81,7 +81,7 @@ class ChunkedImportTest(MemoryTestCase):
 
     def test_an_add_sent_while_an_import_writes_a_chunk_commits_before_the_imports_next_chunk(self):
         inside, go_on = threading.Event(), threading.Event()
-        original = writer.add
+        original = appending.add
 
         def held_add(conn, settings, user_id, *rest):
             if user_id == "imp" and not inside.is_set():
@@ -89,7 +89,7 @@ class ChunkedImportTest(MemoryTestCase):
                 go_on.wait(WAIT_S)
             return original(conn, settings, user_id, *rest)
 
-        with mock.patch.object(writer, "add", held_add), mock.patch.object(memory_module, "IMPORT_CHUNK_MESSAGES", 5):
+        with mock.patch.object(appending, "add", held_add), mock.patch.object(chunking, "IMPORT_CHUNK_MESSAGES", 5):
             importing = threading.Thread(target=self.memory.import_records, args=(records(20),))
             importing.start()
             self.assertTrue(inside.wait(WAIT_S))
@@ -108,15 +108,15 @@ class ChunkedImportTest(MemoryTestCase):
         transactions = []
         original = self.memory.store.add_many
         self.memory.store.add_many = lambda adds: transactions.append(len(adds)) or original(adds)
-        with mock.patch.object(memory_module, "IMPORT_CHUNK_MESSAGES", 7):
+        with mock.patch.object(chunking, "IMPORT_CHUNK_MESSAGES", 7):
             counts = self.memory.import_records(records(30))
         self.assertEqual(transactions, [7, 7, 7, 7, 2])
         self.assertEqual(counts, {"requests": 30, "stored": 30, "already_stored": 0, "messages": 30})
 
     def fill_the_disk_at(self, request_id: str):
-        """writer.add that makes the database full (its size limit: tests/test_storage_errors.py) as
+        """appending.add that makes the database full (its size limit: tests/test_storage_errors.py) as
         it reaches the record `request_id`, whose transaction then fails."""
-        original = writer.add
+        original = appending.add
 
         def filling(conn, settings, user_id, session_id, rid, *rest):
             if rid == request_id:
@@ -124,10 +124,10 @@ class ChunkedImportTest(MemoryTestCase):
             return original(conn, settings, user_id, session_id, rid, *rest)
 
         self.addCleanup(self.memory.store.writer.execute, "PRAGMA max_page_count = 1073741823")
-        return mock.patch.object(writer, "add", filling)
+        return mock.patch.object(appending, "add", filling)
 
     def test_an_import_stopped_by_a_full_disk_after_some_chunks_says_exactly_which_records_are_stored(self):
-        with self.fill_the_disk_at("r24"), mock.patch.object(memory_module, "IMPORT_CHUNK_MESSAGES", 8):
+        with self.fill_the_disk_at("r24"), mock.patch.object(chunking, "IMPORT_CHUNK_MESSAGES", 8):
             with self.assertRaises(StorageFull) as cm:
                 self.memory.import_records(records(60) + [add_body("imp", "big", ["Kim: " + "kite " * 20000])])
         error = cm.exception  # a StorageFull as any other: 507, Retry-After
@@ -155,7 +155,7 @@ class ChunkedImportTest(MemoryTestCase):
     def test_a_malformed_record_read_from_an_iterable_stops_the_import_after_the_records_before_it(self):
         good = records(12)
         bad = dict(good[0], messages="not a list")
-        with mock.patch.object(memory_module, "IMPORT_CHUNK_MESSAGES", 5):
+        with mock.patch.object(chunking, "IMPORT_CHUNK_MESSAGES", 5):
             with self.assertRaises(InvalidField) as cm:
                 self.memory.import_records(iter(good[:7] + [bad] + good[8:]))
         self.assertEqual(cm.exception.field, "records[7].messages")
@@ -211,7 +211,7 @@ class ImportLaneTest(MemoryTestCase):
         self.addCleanup(lambda: (server.stop(), thread.join(WAIT_S)))
         sock = self.connect(server)
         body = {"records": records(10) + [add_body("imp", "big", ["Kim: " + "kite " * 20000], request_id="big")]}
-        chunks = mock.patch.object(memory_module, "IMPORT_CHUNK_MESSAGES", 10)
+        chunks = mock.patch.object(chunking, "IMPORT_CHUNK_MESSAGES", 10)
         with ChunkedImportTest.fill_the_disk_at(self, "big"), chunks:
             sock.sendall(request_bytes("/users/imp/import", json.dumps(body).encode()))
             status, head, answer = read_response(sock)
@@ -232,7 +232,7 @@ class CliImportTest(MemoryTestCase):
     def test_flowmem_import_stopped_by_a_full_disk_names_the_line_it_stopped_at_and_what_is_stored(self):
         lines = [("line %d" % (i + 1), body) for i, body in enumerate(records(30))]
         with ChunkedImportTest.fill_the_disk_at(self, "r20"), \
-                mock.patch.object(memory_module, "IMPORT_CHUNK_MESSAGES", 10):
+                mock.patch.object(chunking, "IMPORT_CHUNK_MESSAGES", 10):
             with self.assertRaises(UsageError) as cm:
                 cli_portable.import_records(self.memory, "dump.jsonl", "flowmem dump", lines)
         self.assertIn("import of dump.jsonl stopped at its line 21", cm.exception.reason)

@@ -3,7 +3,7 @@
 A stand-in Memory records the calls, so these tests pin the MCP layer alone: the
 tools pass the contract's fields through unchanged (search filters as the Search
 body's `filters`), refuse what their schemas refuse with a sentence naming the field,
-and derive the same request_id for the same Add. tests/test_mcp_wire.py runs the
+and leave an Add's request_id, when none is given, to the Memory (add_unnamed()). tests/test_mcp_wire.py runs the
 real command on a real database.
 """
 from __future__ import annotations
@@ -25,9 +25,14 @@ class RecordingMemory:
     def __init__(self) -> None:
         self.calls: List[Tuple[str, Any]] = []
 
-    def add(self, body: Dict[str, Any]) -> Dict[str, Any]:
+    def add_body(self, body: Dict[str, Any]) -> Dict[str, Any]:
         self.calls.append(("add", body))
         return {"success": True, "request_id": body["request_id"], "user_id": body["user_id"],
+                "session_id": body["session_id"]}
+
+    def add_unnamed(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        self.calls.append(("add_unnamed", body))
+        return {"success": True, "request_id": "sdk-anchored", "user_id": body["user_id"],
                 "session_id": body["session_id"]}
 
     def search(self, body: Dict[str, Any]) -> Dict[str, Any]:
@@ -94,19 +99,16 @@ class McpToolsTest(unittest.TestCase):
         bodies = [body for _, body in self.memory.calls]
         self.assertEqual(bodies[0]["messages"], [{"role": "user", "content": "hi", "timestamp": 1683554160000}])
         self.assertEqual(bodies[1]["messages"], [{"role": "assistant", "content": "hi"}])
-        self.assertNotEqual(bodies[0]["request_id"], bodies[1]["request_id"])
 
     def test_a_request_id_given_is_used_as_it_is_even_blank(self):
         self.call("add_memory", user_id="u", session_id="s", content="hi", request_id="")
         self.assertEqual(self.memory.calls[0][1]["request_id"], "")
 
-    def test_the_same_add_gets_the_same_request_id_and_a_different_one_another(self):
-        messages = [{"role": "user", "content": "I like tea"}]
-        first = tools.derived_request_id("u", "s", messages)
-        self.assertEqual(first, tools.derived_request_id("u", "s", [{"content": "I like tea", "role": "user"}]))
-        for other in (("v", "s", messages), ("u", "t", messages), ("u", "s", [{"role": "user", "content": "tea"}])):
-            self.assertNotEqual(first, tools.derived_request_id(*other))
-        self.assertTrue(tools.derived_request_id("u", "s", [{"role": "user", "content": "\ud800"}]).startswith("mcp-"))
+    def test_a_call_without_a_request_id_is_a_new_add_every_time(self):
+        for _ in range(2):
+            self.call("add_memory", user_id="u", session_id="s", content="ok")
+        self.assertEqual([name for name, _ in self.memory.calls], ["add_unnamed", "add_unnamed"])
+        self.assertNotIn("request_id", self.memory.calls[0][1])
 
     def test_arguments_that_break_the_schema_are_named_like_the_contracts_fields(self):
         schema = tools.BY_NAME["add_memory"].input_schema

@@ -55,13 +55,19 @@ class AddTest(MemoryTestCase):
         self.assertIsInstance(found, dict)
         self.assertEqual(found["data"][0]["content"], "Alice: kayak trip")
 
-    def test_a_retried_add_without_a_request_id_stores_nothing(self):
+    def test_the_same_words_said_again_are_stored_again(self):
+        # A chat: "ok", a reply, "ok"; and "lol" twice in a row in the default session.
+        for text in ("ok", "sure?", "ok", "lol", "lol"):
+            self.assertTrue(self.memory.add(text, user_id="alice", session_id="chat").stored)
+        self.assertEqual([m.content for m in self.memory.list(user_id="alice")], ["ok", "sure?", "ok", "lol", "lol"])
+        ids = {m.request_id for m in self.memory.list(user_id="alice")}
+        self.assertEqual(len(ids), 5)
+
+    def test_an_unnamed_add_has_the_same_request_id_in_every_run(self):
         first = self.memory.add("I moved to Lisbon", user_id="alice")
-        again = self.memory.add("I moved to Lisbon", user_id="alice")
-        self.assertEqual(again.request_id, first.request_id)
-        self.assertFalse(again.stored)
-        self.assertFalse(again.body_differs)
-        self.assertEqual(len(self.memory.list(user_id="alice")), 1)
+        other = self.open_memory("other.db")
+        self.assertEqual(other.add("I moved to Lisbon", user_id="alice").request_id, first.request_id)
+        self.assertTrue(first.request_id.startswith("sdk-"))
 
     def test_the_same_text_is_stored_twice_with_its_own_timestamp_or_request_id(self):
         self.memory.add("took my pills", user_id="alice", timestamp=T0)
@@ -69,17 +75,19 @@ class AddTest(MemoryTestCase):
         self.assertTrue(self.memory.add("took my pills", user_id="alice", request_id="day-3").stored)
         self.assertEqual(len(self.memory.list(user_id="alice")), 3)
 
-    def test_the_derived_request_id_is_the_sha256_of_the_canonical_json_of_the_add(self):
+    def test_the_body_digest_is_the_sha256_of_the_canonical_json_of_the_add(self):
         body = sdk.add_request([{"content": "hi", "role": "user"}], "alice", "s1")
+        self.assertNotIn("request_id", body)  # none named: the Memory anchors one, a client sends its own
         canonical = json.dumps({"messages": [{"content": "hi", "role": "user"}], "metadata": None,
                                 "session_id": "s1", "user_id": "alice"}, separators=(",", ":"))
-        self.assertEqual(body["request_id"], "sdk-" + hashlib.sha256(canonical.encode()).hexdigest()[:32])
-        # The same Add written another way (key order, plain text) is the same Add.
-        self.assertEqual(sdk.add_request(["hi"], "alice", "s1")["request_id"], body["request_id"])
+        digest = sdk.derived_request_id(body)
+        self.assertEqual(digest, "sdk-" + hashlib.sha256(canonical.encode()).hexdigest()[:32])
+        # The same Add written another way (key order, plain text) is the same body.
+        self.assertEqual(sdk.derived_request_id(sdk.add_request(["hi"], "alice", "s1")), digest)
         others = [sdk.add_request(["hi"], "alice", "s2"), sdk.add_request(["hi"], "bob", "s1"),
                   sdk.add_request(["hi!"], "alice", "s1"), sdk.add_request(["hi"], "alice", "s1", metadata={"a": 1})]
         for other in others:
-            self.assertNotEqual(other["request_id"], body["request_id"])
+            self.assertNotEqual(sdk.derived_request_id(other), digest)
 
 
 class SearchTest(MemoryTestCase):

@@ -19,13 +19,15 @@ interpreter that runs it.
 
 The second form (`--chunks`) measures, in this process, how long the write lock is held
 per import chunk (Store.add_many) for each chunk size in messages, and the import's
-throughput: what an Add waits for behind one chunk (memory.IMPORT_CHUNK_MESSAGES).
+throughput: what an Add waits for behind one chunk (importing.IMPORT_CHUNK_MESSAGES).
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
 import http.client
+import importlib
+import importlib.util
 import json
 import os
 import re
@@ -167,12 +169,15 @@ def measure_chunks(args: argparse.Namespace) -> Dict[str, Any]:
     use_flowmem(args.flowmem)  # before anything imports flowmem
     from flowmem import memory as memory_module
     from flowmem.config import load
+    # Where the chunk size lives: flowmem.importing, or flowmem.memory before it (an older checkout).
+    chunking = importlib.import_module("flowmem.importing" if importlib.util.find_spec("flowmem.importing")
+                                       else "flowmem.memory")
 
     workdir = tempfile.mkdtemp(prefix="flowmem-bench-chunks-")
     out = {}
     try:
         for size in [int(s) for s in args.chunks.split(",")]:
-            memory_module.IMPORT_CHUNK_MESSAGES = size
+            setattr(chunking, "IMPORT_CHUNK_MESSAGES", size)  # noqa: B010  # a module picked by name
             memory = memory_module.Memory(load({"db": os.path.join(workdir, "c%d.db" % size)}, environ={}))
             lock = HoldTimer(memory.store._write_lock)
             memory.store._write_lock = lock  # type: ignore[assignment]  # what _writing() takes

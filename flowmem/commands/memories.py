@@ -6,9 +6,10 @@ change one a server is using). `add` reads its whole input before the database i
 opened, so a bad file creates nothing; each failing body is named by its line (or array
 item).
 
-`add` of a single message is idempotent as MCP's add_memory is: without --request-id
-its request_id is derived from the message (as the Python API's m.add does), so a command
-run twice, or retried after an interruption, stores once, and it says whether it stored.
+`add` of a single message stores it each time, as the Python API's m.add does: without
+--request-id its request_id is anchored where the message lands (Memory.add_unnamed()), so
+"yes", "no", "yes" are three messages. The command either stores or fails with nothing
+written; to make a rerun store nothing twice, give it a --request-id. It says whether it stored.
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--role", help="role of a single message (default: user)")
     p.add_argument("--timestamp", type=integer, metavar="MS", help="Unix ms of a single message")
     p.add_argument("--metadata", metavar="JSON", help='metadata of a single message, e.g. {"source":"notes"}')
-    p.add_argument("--request-id", metavar="ID", help="request_id of a single message (default: derived from it)")
+    p.add_argument("--request-id", metavar="ID", help="request_id of a single message (default: a new Add each run)")
     p.add_argument("--json", action="store_true", help="print each Add's JSON response")
 
 
@@ -44,7 +45,7 @@ def _add(args: argparse.Namespace) -> int:
     with Memory(config, read_only=False, create=True) as memory:
         for where, body in bodies:
             try:
-                result = memory.add(body)
+                result = memory.add(body) if "request_id" in body or where else memory.add_unnamed(body)
             except FlowmemError as e:
                 if not where:
                     raise
@@ -66,8 +67,7 @@ def _add_bodies(args: argparse.Namespace) -> Iterable[Tuple[str, Dict[str, Any]]
                                         ("--content", args.content)) if value is None]
     if missing:
         raise UsageError("give a file of Add bodies, or a single message with %s" % ", ".join(missing))
-    # The body the Python API makes of the same call (sdk.add_request), its request_id derived the same way
-    # unless given: the same command run again (or retried) is the same Add, and stores nothing.
+    # The body the Python API makes of the same call (sdk.add_request): without a request_id unless given.
     return [("", add_request(args.content, args.user, args.session, args.role or "user",
                              json_object(args.metadata, "--metadata"), args.timestamp, args.request_id))]
 

@@ -12,17 +12,15 @@ cursor, a busy database) is a tool result with `isError: true` and the reason as
 text, so that the model reads it and can correct the call; anything else is a bug and
 reaches the protocol layer as an exception.
 
-add_memory's request_id, when the caller gives none, is derived from the call itself
-(user, session and messages): an agent or client that retries a call after a timeout
-sends the same arguments, and the Add's idempotency on (request_id, user_id) then
-stores it once. A random id would store every retry again. The price: the same
-messages said again in the same session, with the same timestamps (or none), are
-taken for a retry; a caller who means to store such a repeat gives its own request_id
-(or a timestamp, which a real repeat has).
+add_memory's request_id, when the caller gives none, is anchored where the messages land
+(Memory.add_unnamed()): every call stores its messages, the same words said twice in a
+chat ("ok" ... "ok") included, which a digest of the arguments alone took for a retry and
+dropped. A call either stores or answers an error with nothing written: a caller that
+must retry a call whose answer it lost gives its own request_id, stored once however
+often it is sent.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional
 
@@ -83,15 +81,6 @@ def _schema(properties: Dict[str, Any], required: List[str], closed: bool = True
     return dict(_object(properties, required, closed), **{"$schema": SCHEMA_DIALECT})
 
 
-def derived_request_id(user_id: str, session_id: str, messages: Any, metadata: Any = None) -> str:
-    """The request_id of an Add that names none: a digest of what it stores (see the module docstring)."""
-    # ensure_ascii: any text (a lone surrogate included) has one encoding, so the digest is always defined.
-    # Metadata joins the digest only when given: the ids of calls without it are those they always were.
-    stored = [user_id, session_id, messages] + ([metadata] if metadata else [])
-    canonical = json.dumps(stored, sort_keys=True, separators=(",", ":"))
-    return "mcp-" + hashlib.sha256(canonical.encode("ascii")).hexdigest()[:32]
-
-
 def add_memory(memory: Memory, args: Mapping[str, Any]) -> Dict[str, Any]:
     if (args.get("messages") is None) == (args.get("content") is None):
         raise InvalidField("messages", "or content must be given, one of them: messages an array of "
@@ -105,14 +94,12 @@ def add_memory(memory: Memory, args: Mapping[str, Any]) -> Dict[str, Any]:
             raise InvalidField("role" if args.get("role") is not None else "timestamp",
                                "goes with content only; with messages, give each message its own")
         messages = [dict(m, **arguments.present(m, "timestamp")) for m in args["messages"]]
-    request_id = args.get("request_id")
-    if request_id is None:  # a blank one goes on to the core, which refuses it as it would over HTTP
-        request_id = derived_request_id(args["user_id"], args["session_id"], messages, args.get("metadata"))
-    body = {"request_id": request_id, "user_id": args["user_id"], "session_id": args["session_id"],
-            "messages": messages}
+    body = {"user_id": args["user_id"], "session_id": args["session_id"], "messages": messages}
     body.update(arguments.present(args, "metadata"))
     try:
-        return memory.add(body)
+        if args.get("request_id") is None:  # a blank one goes on to the core, which refuses it as over HTTP
+            return memory.add_unnamed(body)
+        return memory.add_body(dict(body, request_id=args["request_id"]))
     except InvalidField as e:
         # The core names the one message it was given (`messages[0].timestamp`); the caller gave `timestamp`.
         if args.get("content") is None or not e.field.startswith(_SINGLE):
@@ -180,9 +167,9 @@ FILTERS = dict(_object({
 TOOLS = [
     Tool("add_memory", "Remember messages",
          "Store messages of a conversation in a user's long-term memory, verbatim; they are searchable at once. "
-         "Give `messages` (several, in order) or `content` (one message, role default user). Calling again with "
-         "the same arguments stores nothing new (safe to retry); to store the same text again in the same "
-         "session on purpose, give a timestamp or your own request_id.",
+         "Give `messages` (several, in order) or `content` (one message, role default user). Each call stores "
+         "its messages, the same words said again included; to make a retry safe, give your own request_id: "
+         "a call repeated with it stores nothing new.",
          _schema({"user_id": USER, "session_id": SESSION,
                   "messages": {"type": "array", "items": MESSAGE, "minItems": 1,
                                "description": "the messages, in the order they were said"},
@@ -193,7 +180,7 @@ TOOLS = [
                   "metadata": dict(METADATA, description="tags for every message of this call (a message's own "
                                                          "metadata wins); " + METADATA["description"]),
                   "request_id": dict(ID, description="idempotency key: a repeated (request_id, user_id) stores "
-                                                     "nothing (default: derived from the arguments)")},
+                                                     "nothing (default: a new Add every call)")},
                  ["user_id", "session_id"]),
          _schema({"success": {"type": "boolean"}, "request_id": {"type": "string"}, "user_id": {"type": "string"},
                   "session_id": {"type": "string"},

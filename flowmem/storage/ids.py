@@ -46,6 +46,14 @@ def free_attempt(user_id: str, session_id: str, taken: Callable[[str], bool], st
     return attempt
 
 
+def anchored_id(body_id: str, first_message_id: str) -> str:
+    """The request_id of an Add whose id `body_id` names its body only (an SDK call that gave none),
+    stored as its first message `first_message_id`: `sdk-` and 32 hex digits of the sha256 of the
+    two. No message id is given twice, so no two such Adds share one: the same words said again
+    later are a new Add."""
+    return "sdk-" + hashlib.sha256(("%s@%s" % (body_id, first_message_id)).encode("utf-8")).hexdigest()[:32]
+
+
 def message_id(tag: str, seq: int) -> str:
     return "m-%s-%d" % (tag, seq)
 

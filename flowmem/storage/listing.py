@@ -35,6 +35,7 @@ import sqlite3
 from typing import Callable, Generator, Iterable, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from . import metadata_index
+from .ids import message_id
 from .metadata_index import Pairs
 from .reader import message_conditions
 
@@ -65,7 +66,10 @@ class StoredAdd(NamedTuple):
     last_rowid: int  # its last message's: what a cursor holds, so that every message after it is a whole Add's
     session_id: str
     request_id: str
-    messages: List[Tuple[str, str, Optional[int], Optional[str]]]  # (role, content, timestamp ms, metadata) each
+    # (role, content, timestamp ms, metadata, its id, dated on receipt) each
+    messages: List[Tuple[str, str, Optional[int], Optional[str], str, bool]]
+    # the last number its session gave, when it holds the session's last message and a later one was deleted
+    numbers_given: Optional[int] = None
 
 
 def text_bytes(*texts: Optional[str]) -> int:
@@ -116,7 +120,7 @@ def _message_bytes(row: ListedMessage) -> int:
 
 def _add_bytes(add: StoredAdd) -> int:
     return text_bytes(add.session_id, add.request_id) + sum(
-        text_bytes(role, text, metadata) for role, text, _, metadata in add.messages)
+        text_bytes(role, text, metadata, message_id) for role, text, _, metadata, message_id, _ in add.messages)
 
 
 def users(conn: sqlite3.Connection, after: int, limit: int, max_bytes: int) -> Tuple[List[UserRow], bool]:
@@ -219,8 +223,9 @@ def adds(conn: sqlite3.Connection, user_key: int, after: int, limit: int,
     one Add past it and the Add being read.
     """
     found = _Found(limit, max_bytes)
-    for key, session_id in conn.execute(
-            "SELECT session_key, session_id FROM sessions WHERE user_key = ? ORDER BY session_key",
+    for key, session_id, tag, given in conn.execute(
+            "SELECT session_key, session_id, tag, n_messages + deleted_messages FROM sessions WHERE user_key = ?"
+            " ORDER BY session_key",
             (user_key,)).fetchall():
         if found.full():
             first = conn.execute("SELECT rowid FROM messages WHERE session_key = ? ORDER BY seq LIMIT 1",
@@ -230,7 +235,7 @@ def adds(conn: sqlite3.Connection, user_key: int, after: int, limit: int,
         start = conn.execute("SELECT seq FROM messages WHERE session_key = ? AND rowid > ? ORDER BY seq LIMIT 1",
                              (key, after)).fetchone()
         if start is not None:
-            _read_session(conn, key, session_id, start[0], found)
+            _read_session(conn, key, session_id, (tag, given), start[0], found)
     return found.page()
 
 
@@ -266,14 +271,17 @@ class _Found:
         return [add for add, _ in self.adds[:self._length]], len(self.adds) > self._length
 
 
-def _read_session(conn: sqlite3.Connection, key: int, session_id: str, start: int, found: _Found) -> None:
+def _read_session(conn: sqlite3.Connection, key: int, session_id: str, numbering: Tuple[str, int], start: int,
+                  found: _Found) -> None:
     """Session `key`'s Adds from position `start` on into `found`, read a message at a time until one
-    begins that `found` does not want (every later one is stored later still)."""
+    begins that `found` does not want (every later one is stored later still); `numbering` is the
+    session's tag and the last number it gave."""
+    tag, given = numbering
     add: Optional[StoredAdd] = None
     with contextlib.closing(conn.execute(
-            "SELECT rowid, request_id, role, content, timestamp_ms, metadata FROM messages"
-            " WHERE session_key = ? AND seq >= ? ORDER BY seq", (key, start))) as rows:
-        for rowid, request_id, role, content, timestamp_ms, metadata in rows:
+            "SELECT rowid, request_id, role, content, timestamp_ms, metadata, coalesce(number, seq), dated_on_receipt"
+            " FROM messages WHERE session_key = ? AND seq >= ? ORDER BY seq", (key, start))) as rows:
+        for rowid, request_id, role, content, timestamp_ms, metadata, number, dated in rows:
             if add is not None and add.request_id == request_id:
                 add = add._replace(last_rowid=rowid)
             else:
@@ -283,6 +291,9 @@ def _read_session(conn: sqlite3.Connection, key: int, session_id: str, start: in
                 if not found.wants(rowid):
                     break
                 add = StoredAdd(rowid, rowid, session_id, request_id, [])
-            add.messages.append((role, content, timestamp_ms, metadata))
+            add.messages.append((role, content, timestamp_ms, metadata, message_id(tag, number), bool(dated)))
     if add is not None:
+        last = add.messages[-1][4]
+        if not last.endswith("-%d" % given):  # its session's last message, and numbers after it were deleted
+            add = add._replace(numbers_given=given)
         found.insert(add)

@@ -1,4 +1,4 @@
-"""The rows storage takes in and hands out: a new message, a view, a stored message.
+"""The rows storage takes in and hands out: a new message and Add, a view, a stored message.
 
 Also the two reads that the write path and the readers share, written once here:
 a user's key (lookup_user_key()) and the SELECT that yields ViewRows (view_rows()).
@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime
 import json
 import sqlite3
-from typing import Iterator, List, NamedTuple, Optional, Sequence
+from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..text import timeexpr
 from .ids import view_id
@@ -20,6 +20,19 @@ class NewMessage(NamedTuple):
     timestamp_ms: Optional[int]
     metadata: Optional[str] = None  # canonical JSON object (metadata_index.object_text()), None for none
     dated_on_receipt: bool = False  # the Add gave no timestamp: timestamp_ms is when it arrived
+
+
+class NewAdd(NamedTuple):
+    """One Add as storage takes it (writer.add() says what each field does)."""
+
+    user_id: str
+    session_id: str
+    request_id: str
+    messages: Sequence[NewMessage]
+    fingerprint: Optional[str] = None  # the digest of its body (validation.fingerprint())
+    anchored: bool = False  # request_id names the body only: anchored where its first message lands
+    placement: Optional[Tuple[str, Tuple[int, ...], int]] = None  # an import's (tag, message numbers, given)
+    user_key: Optional[int] = None  # an import's user, as its first records found them
 
 
 class ViewRow(NamedTuple):

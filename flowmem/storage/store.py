@@ -32,19 +32,21 @@ import logging
 import os
 import queue
 import sqlite3
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, TypeVar
 
-from ..errors import StoreError
+from ..errors import Conflict, InvalidField, StoreError
 from ..text.features import Derived, derive
-from . import backup as backups, writer
+from . import appending, backup as backups, writer
+from .appending import Refused, Stored
 from .checkpointer import Checkpointer
 from .connection import connect, file_uri, missing_database, refuse_sidecar, transaction
 from .fair_lock import FairLock
 from .held import Held, deletions_since
 from .reader import Reader
-from .rows import NewMessage
+from .rows import NewAdd
 from .schema import check_fts5, check_schema, migrate
 from .session_cache import SessionCache
+from .session_rows import Placement
 from .settings import (
     IndexState,
     SettingsRequest,
@@ -57,7 +59,7 @@ from .settings import (
     write_meta,
 )
 from .sqlite_errors import SQLITE_CANTOPEN, error_code
-from .writer import DeletedMessage, Stored
+from .writer import DeletedMessage
 
 T = TypeVar("T")
 
@@ -289,44 +291,45 @@ class Store:
                 yield writer
             checkpointer.wrote.set()
 
-    def add(self, user_id: str, session_id: str, request_id: str, messages: Sequence[NewMessage],
-            fingerprint: Optional[str] = None) -> Stored:
-        """Store one Add atomically, with the digest of its body `fingerprint`. Returns Stored(False, the
-        first one's fingerprint), writing nothing, if the request was stored before.
+    def add(self, add: NewAdd) -> Stored:
+        """Store one Add atomically. Returns Stored(False, the first one's fingerprint), writing
+        nothing, if the request was stored before.
 
         Messages are appended to the session in the given order; the session's views
         are brought up to date in the same transaction, so the messages are
         searchable the moment this returns. Raises StorageFull or Unavailable (nothing
         written) when the storage cannot take it.
         """
-        return self._add_all([(user_id, session_id, request_id, messages)], [fingerprint])[0]
+        return self.add_many([add])[0]
 
-    def add_many(self, adds: Sequence[Tuple[str, str, str, Sequence[NewMessage]]]) -> List[bool]:
-        """Store Adds ((user_id, session_id, request_id, messages) each, as add() takes them) in one
-        transaction, all or none: for each, whether it was stored now (False: stored before).
+    def add_many(self, adds: Sequence[NewAdd]) -> List[Stored]:
+        """Store Adds in one transaction, all or none: for each, what add() returns. One the writer
+        refuses (an import's ids that cannot be kept, its user deleted meanwhile) is raised as
+        Refused, saying which, and nothing of any is written.
 
         An import's chunk (Memory.import_records): one hold of the write lock, which the Adds
         waiting for it get next (fair_lock.py). Each message's index features are made before
         the lock is taken, so the lock is held for the SQL alone.
         """
-        return [stored.new for stored in self._add_all(adds, [None] * len(adds))]
-
-    def _add_all(self, adds: Sequence[Tuple[str, str, str, Sequence[NewMessage]]],
-                 fingerprints: Sequence[Optional[str]]) -> List[Stored]:
         settings = self.settings
         derived = self._derived(adds, settings)  # outside the lock
         with self._writing() as conn:
             if self.settings != settings:  # reindexed with other settings meanwhile (maybe by another process)
                 settings = self.settings
                 derived = self._derived(adds, settings)
-            return [writer.add(conn, settings, user_id, session_id, request_id, messages, features, fingerprint)
-                    for (user_id, session_id, request_id, messages), features, fingerprint
-                    in zip(adds, derived, fingerprints)]
+            out = []
+            for position, (add, features) in enumerate(zip(adds, derived)):
+                placement = None if add.placement is None else Placement(*add.placement)
+                try:
+                    out.append(appending.add(conn, settings, add.user_id, add.session_id, add.request_id, add.messages,
+                                          features, add.fingerprint, add.anchored, placement, add.user_key))
+                except (InvalidField, Conflict) as e:
+                    raise Refused(position, e) from e
+            return out
 
     @staticmethod
-    def _derived(adds: Sequence[Tuple[str, str, str, Sequence[NewMessage]]],
-                 settings: ViewSettings) -> List[List[Derived]]:
-        return [[derive(m.content, m.timestamp_ms, settings) for m in add[3]] for add in adds]
+    def _derived(adds: Sequence[NewAdd], settings: ViewSettings) -> List[List[Derived]]:
+        return [[derive(m.content, m.timestamp_ms, settings) for m in add.messages] for add in adds]
 
     def reindex(self, settings: SettingsRequest = None,
                 progress: Optional[Callable[[int, int], None]] = None) -> ViewSettings:

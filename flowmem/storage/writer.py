@@ -1,4 +1,4 @@
-"""The write path: an Add's rows, a session's views and their index entries, rebuilds, deletions.
+"""The write path: a session's views and their index entries, rebuilds, deletions (an Add's rows: appending.py).
 
 Every function here runs inside the Store's write transaction (Store._writing()),
 on the writer connection: what one call writes commits whole or not at all. A
@@ -12,54 +12,14 @@ executemany each.
 from __future__ import annotations
 
 import sqlite3
-import time
 from typing import Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ..text import timeexpr
-from ..text.features import Derived, derive
-from . import fts, ids, listing, metadata_index, views
-from .rows import NewMessage, lookup_user_key
-from .settings import ViewSettings, raise_tag_floor, read_marks, read_tag_floor, write_deletions_mark
-
-
-class Stored(NamedTuple):
-    """What one Add did: `new` False when its (request_id, user) was stored before and nothing was
-    written; `fingerprint` then the earlier Add's (None when it predates fingerprints)."""
-
-    new: bool
-    fingerprint: Optional[str] = None
-
-
-def add(conn: sqlite3.Connection, settings: ViewSettings, user_id: str, session_id: str, request_id: str,
-        messages: Sequence[NewMessage], derived: Sequence[Derived], fingerprint: Optional[str] = None) -> Stored:
-    """Store one Add (its messages' index features `derived` with `settings`, and the digest of its
-    body `fingerprint`); Stored(False, the first one's fingerprint) if stored before."""
-    user_key = _user_key(conn, user_id)
-    seen = conn.execute(
-        "SELECT fingerprint FROM requests WHERE user_key = ? AND request_id = ?", (user_key, request_id)
-    ).fetchone()
-    if seen:
-        return Stored(False, seen[0])
-    session_key, n_before, segment_start, deleted = _session(conn, user_key, user_id, session_id)
-    n = n_before + len(messages)
-    rows = [(session_key, n_before + i + 1, m.role, m.content, m.timestamp_ms, request_id, d.speaker,
-             " ".join(d.tokens), d.times, d.meaning, m.metadata, int(m.dated_on_receipt),
-             n_before + i + 1 + deleted if deleted else None)
-            for i, (m, d) in enumerate(zip(messages, derived))]
-    conn.executemany(
-        "INSERT INTO messages (session_key, seq, role, content, timestamp_ms, request_id, speaker, tokens, times,"
-        " meaning, metadata, dated_on_receipt, number) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    tagged = [(row[1], row[10]) for row in rows if row[10] is not None]  # (position, metadata)
-    conn.executemany(metadata_index.INSERT_SQL, [
-        r for seq, text in tagged for r in metadata_index.index_rows(user_key, session_key, seq, text)])
-    sync_views(conn, settings, user_key, session_key, n_before, n, segment_start)
-    conn.execute(
-        "INSERT INTO requests (user_key, request_id, session_key, n_messages, received_ms, fingerprint)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        (user_key, request_id, session_key, len(messages), int(time.time() * 1000), fingerprint),
-    )
-    return Stored(True)
-
+from ..text.features import derive
+from . import fts, listing, metadata_index, views
+from .rows import lookup_user_key
+from .session_rows import retire
+from .settings import ViewSettings, read_marks, write_deletions_mark
 
 Deltas = Dict[str, List[int]]  # per view kind, the change in [number of views, their total length]
 
@@ -135,7 +95,7 @@ def _add(conn: sqlite3.Connection, session_key: int, added: Sequence[views.Span]
     for span in added:
         document, length = documents(span)
         reused = next(doc_ids, None) if doc_ids is not None else None
-        doc_id = _insert(
+        doc_id = insert_row(
             conn, "INSERT INTO views (doc_id, session_key, kind, first_seq, last_seq, length)"
             " VALUES (?, ?, ?, ?, ?, ?)", (reused, session_key, span.kind, span.first, span.last, length))
         indexed.append((doc_id, document))
@@ -276,8 +236,7 @@ def _delete_session(conn: sqlite3.Connection, user_key: int, session_key: int, c
     `counted`), then delete its messages and itself, and log it as deleted (log_deletion()); its
     message count. A kind left with no view has no row of statistics, as for a user who never had one."""
     _drop_views(conn, user_key, session_key, counted)
-    # Its tag is never taken again: the session sent again gets the next attempt (ids.free_attempt()).
-    raise_tag_floor(conn, conn.execute("SELECT attempt FROM sessions WHERE session_key = ?", (session_key,)).fetchone()[0])
+    retire(conn, session_key)  # its tag is never given again: the session sent again gets the next attempt
     conn.execute("DELETE FROM metadata_index WHERE session_key = ?", (session_key,))
     removed = conn.execute("DELETE FROM messages WHERE session_key = ?", (session_key,)).rowcount
     conn.execute("DELETE FROM sessions WHERE session_key = ?", (session_key,))
@@ -352,32 +311,7 @@ def _terms(prefix: str, tokens: str) -> str:
     return prefix + tokens.replace(" ", " " + prefix) if tokens else ""
 
 
-def _user_key(conn: sqlite3.Connection, user_id: str) -> int:
-    """The user's key, the user created if new."""
-    key = lookup_user_key(conn, user_id)
-    if key is not None:
-        return key
-    return _insert(conn, "INSERT INTO users (user_id) VALUES (?)", (user_id,))
-
-
-def _session(conn: sqlite3.Connection, user_key: int, user_id: str,
-             session_id: str) -> Tuple[int, int, int, int]:
-    """(session key, message count, last segment's start, messages deleted) of a session, created if new."""
-    row = conn.execute(
-        "SELECT session_key, n_messages, segment_start, deleted_messages FROM sessions"
-        " WHERE user_key = ? AND session_id = ?",
-        (user_key, session_id),
-    ).fetchone()
-    if row:
-        return row
-    attempt = ids.free_attempt(user_id, session_id, lambda candidate: conn.execute(
-        "SELECT 1 FROM sessions WHERE tag = ?", (candidate,)).fetchone() is not None, read_tag_floor(conn))
-    key = _insert(conn, "INSERT INTO sessions (user_key, session_id, tag, attempt) VALUES (?, ?, ?, ?)",
-                  (user_key, session_id, ids.session_tag(user_id, session_id, attempt), attempt))
-    return key, 0, 1, 0
-
-
-def _insert(conn: sqlite3.Connection, sql: str, parameters: Sequence[object]) -> int:
+def insert_row(conn: sqlite3.Connection, sql: str, parameters: Sequence[object]) -> int:
     """Run one INSERT; the new row's key."""
     key = conn.execute(sql, parameters).lastrowid
     if key is None:  # sqlite3 sets it after every INSERT that made a row
