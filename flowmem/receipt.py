@@ -23,14 +23,18 @@ from .validation import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 def receipt_ms(reading: Any) -> int:
     """A clock's `reading` (Unix seconds) as Unix milliseconds; InvalidField naming `clock` when it is
     not a number, or not a time within years 1973 to 9999 (what a message's timestamp may be)."""
-    if isinstance(reading, bool) or not isinstance(reading, numbers.Real) or not math.isfinite(reading):
+    try:
+        seconds = float(reading) if isinstance(reading, numbers.Real) and not isinstance(reading, bool) else math.nan
+    except OverflowError:  # an int or Fraction past any float
+        seconds = math.inf
+    if not math.isfinite(seconds):
         raise InvalidField("clock", "must return Unix seconds as a finite number, as time.time() does; it returned "
                            "%s" % _shown(reading))
-    ms = int(reading * 1000)
+    ms = int(seconds * 1000)
     if MIN_TIMESTAMP_MS <= ms <= MAX_TIMESTAMP_MS:
         return ms
     hint = ""
-    if MIN_TIMESTAMP_MS <= reading <= MAX_TIMESTAMP_MS:
+    if MIN_TIMESTAMP_MS <= seconds <= MAX_TIMESTAMP_MS:
         hint = "; that is Unix milliseconds: return seconds (time.time(), not time.time() * 1000)"
     raise InvalidField("clock", "must return Unix seconds within years 1973 to 9999 (%d to %d), as time.time() "
                        "does; it returned %s%s" % (MIN_TIMESTAMP_MS // 1000, MAX_TIMESTAMP_MS // 1000,

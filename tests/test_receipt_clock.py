@@ -22,7 +22,7 @@ class ClockTest(MemoryTestCase):
     def test_a_clock_that_returns_no_time_a_date_can_show_refuses_the_add_and_stores_nothing(self):
         readings = {"milliseconds": NOW * 1000, "microseconds": NOW * 1e6, "NaN": math.nan, "infinity": math.inf,
                     "negative": -NOW, "before 1973": 1000.0, "None": None, "text": "1790000000",
-                    "a datetime": datetime.datetime(2026, 9, 21), "a boolean": True}
+                    "a datetime": datetime.datetime(2026, 9, 21), "a boolean": True, "past any float": 10 ** 400}
         for name, reading in readings.items():
             with self.subTest(reading=name):
                 memory = self.open_memory("%s.db" % name, clock=lambda reading=reading: reading)
