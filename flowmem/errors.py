@@ -13,7 +13,6 @@ class FlowmemError(Exception):
 
     status = 500
     detail: Dict[str, Any] = {}  # what the error body says beside the reason (partly_stored()); never mutated
-    request_id: Optional[str] = None  # a failed SDK add()'s own request_id: give it back to retry that call
 
     def __init__(self, reason: str):
         super().__init__(reason)

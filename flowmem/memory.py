@@ -31,7 +31,7 @@ from .metadata import parse_filter
 from .receipt import receipt_ms
 from .retrieval.pipeline import search
 from .retrieval.ranking import Ranking
-from .sdk import MemoryAPI, derived_request_id
+from .sdk import MemoryAPI
 from .storage import listing
 from .storage.rows import NewAdd
 from .storage.settings import ViewSettings, reindex_command, requested_settings
@@ -130,7 +130,9 @@ class Memory(MemoryAPI):
         self._ranking = config.ranking()
 
     def add_body(self, body: Mapping[str, Any], strict: bool = True) -> Dict[str, Any]:
-        """Store an Add body (contract: request_id, user_id, session_id, messages; ours: metadata).
+        """Store an Add body (contract: request_id, user_id, session_id, messages; ours: metadata,
+        anchored: the request_id names the body only, and the Add is stored under an id anchored
+        where its first message lands, storage/ids.py anchored_id(), answered as its request_id).
 
         Returns the contract's success body, echoing the three ids, with `stored` (False: the
         (request_id, user_id) was stored before and nothing was written; `body_differs` True
@@ -140,19 +142,9 @@ class Memory(MemoryAPI):
         fields, otherwise (HTTP, as the contract says) they are ignored and named in
         `ignored_fields`.
         """
-        return self._add(body, strict, False)
-
-    def add_unnamed(self, body: Mapping[str, Any]) -> Dict[str, Any]:
-        """Store an Add body that names no request_id (the keyword add() without one, `flowmem add`,
-        MCP's add_memory): its request_id is anchored where its messages land (ids.anchored_id()),
-        so every call stores its messages, the same words said twice included. A call in this
-        process either stores or raises with nothing written: there is no lost answer to retry."""
-        return self._add(dict(body, request_id=derived_request_id(body)), True, True)
-
-    def _add(self, body: Mapping[str, Any], strict: bool, anchored: bool) -> Dict[str, Any]:
         request = parse_add(body, None if self.clock is None else receipt_ms(self.clock()), strict)
         outcome = self.store.add(NewAdd(request.user_id, request.session_id, request.request_id, request.messages,
-                                        request.fingerprint, anchored))
+                                        request.fingerprint, request.anchored))
         answer: Dict[str, Any] = {
             "success": True,
             "request_id": outcome.request_id,

@@ -18,8 +18,8 @@ contract's dict as before: contract users and the HTTP layer keep one code path.
 The bodies are built by add_call() and search_call() (add_request(), search_request()),
 plain functions that AsyncClient shares, so the same arguments make the same body whichever
 class sends it. An add() that names no request_id stores its messages every time (the same
-words said twice are two messages): a Memory anchors its id where the messages land, a
-client sends one of the call's own, which its retries reuse (add_unnamed()). The builders
+words said twice are two messages): its body asks to be anchored where its messages land
+(derived_request_id()), in a Memory as through a server. The builders
 check what only the Python call has (the argument's type, a missing user_id) and name the
 argument; everything else is the core's validation, whose InvalidField names the body's field
 (`messages[1].content`, `filters.role`).
@@ -31,16 +31,14 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import secrets
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union, overload
 
 from . import paging
-from .errors import FlowmemError, InvalidField
+from .errors import InvalidField
 from .sdk_types import AddResult, Hit, Session, StoredMessage, User, hits
 from .validation import ADD_FIELDS, MAX_PAGE, MESSAGE_FIELDS, SEARCH_FIELDS, unknown_fields
 
-__all__ = ["AddResult", "Hit", "MemoryAPI", "Session", "StoredMessage", "User", "add_request", "call_request_id",
-           "derived_request_id",
+__all__ = ["AddResult", "Hit", "MemoryAPI", "Session", "StoredMessage", "User", "add_request", "derived_request_id",
            "search_request", "add_call", "search_call"]
 
 Message = Union[str, Mapping[str, Any]]
@@ -80,22 +78,15 @@ def required(value: Any, name: str, call: str) -> Any:
 
 
 def derived_request_id(body: Mapping[str, Any]) -> str:
-    """The digest of an Add body that names no request_id: `sdk-` and 32 hex digits of the sha256 of
-    the canonical JSON (sorted keys, ASCII) of its user_id, session_id, messages and metadata.
-    A Memory stores such an Add under this digest anchored where its first message lands
-    (storage/ids.py anchored_id()), so the same words said twice are two Adds."""
+    """The request_id of an Add that names none: `sdk-` and 32 hex digits of the sha256 of the
+    canonical JSON (sorted keys, ASCII) of its user_id, session_id, messages and metadata, sent
+    with `anchored: true`: the memory stores the Add under this id anchored where its first
+    message lands (storage/ids.py anchored_id()), so the same words said twice are two Adds,
+    and the same calls give the same ids in every run, in a Memory and through a server."""
     named = {key: body.get(key) for key in ("user_id", "session_id", "messages", "metadata")}
     # default=repr: a value JSON cannot hold still hashes; the core then refuses it, naming its field.
     canonical = json.dumps(named, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=repr)
     return "sdk-" + hashlib.sha256(canonical.encode("ascii")).hexdigest()[:32]
-
-
-def call_request_id() -> str:
-    """A request_id for one add() call sent to a server: `sdk-` and 32 random hex digits. The client's
-    own retries of the call send it again (stored once); the next call, the same words included, has
-    another. A call that failed carries it (FlowmemError.request_id): give it back as `request_id`
-    to retry that call without storing it twice."""
-    return "sdk-" + secrets.token_hex(16)
 
 
 def _milliseconds(timestamp: Timestamp) -> Optional[int]:
@@ -136,8 +127,7 @@ def _messages(messages: Any, role: str, timestamp: Optional[int]) -> List[Dict[s
 def add_request(messages: Messages, user_id: Optional[str], session_id: str = "default", role: str = "user",
                 metadata: Optional[Mapping[str, Any]] = None, timestamp: Timestamp = None,
                 request_id: Optional[str] = None) -> Dict[str, Any]:
-    """The Add body of MemoryAPI.add's keyword form (its docstring says what each argument is), with
-    no request_id when none is given (MemoryAPI.add_unnamed() then stores it)."""
+    """The Add body of MemoryAPI.add's keyword form (its docstring says what each argument is)."""
     user_id = required(user_id, "user_id", "add")
     if not isinstance(role, str):
         raise InvalidField("role", "must be a string, got %s" % _kind(role))
@@ -147,7 +137,9 @@ def add_request(messages: Messages, user_id: Optional[str], session_id: str = "d
         if not isinstance(metadata, Mapping):
             raise InvalidField("metadata", "must be a dict, got %s" % _kind(metadata))
         body["metadata"] = dict(metadata)
-    return body if request_id is None else dict({"request_id": request_id}, **body)
+    if request_id is None:  # each call a new Add: its id anchored where its messages land (derived_request_id())
+        return dict({"request_id": derived_request_id(body)}, **body, anchored=True)
+    return dict({"request_id": request_id}, **body)
 
 
 def search_request(query: str, user_id: Optional[str], limit: int = 10, filters: Optional[Mapping[str, Any]] = None,
@@ -236,16 +228,6 @@ class MemoryAPI:
 
         def close(self) -> None: ...
 
-    def add_unnamed(self, body: Mapping[str, Any]) -> Dict[str, Any]:
-        """Send an Add body that names no request_id, under a request_id of this call's own
-        (call_request_id()), which the error says if the call fails. Memory stores it otherwise."""
-        named = dict(body, request_id=call_request_id())
-        try:
-            return self.add_body(named)
-        except FlowmemError as e:
-            e.request_id = named["request_id"]
-            raise
-
     @overload
     def add(self, messages: Mapping[str, Any]) -> Dict[str, Any]: ...
 
@@ -268,12 +250,11 @@ class MemoryAPI:
         timestamp: Unix ms or a timezone-aware datetime, for messages without one of their own;
             without any, a message is dated when the Add arrives.
         request_id: the Add's idempotency key (a retry with it stores nothing twice: `stored` False).
-            None: every call stores its messages, the same words said again included; a Client's
-            own retries of one call store it once, and a call that raised carries its id
-            (`error.request_id`) to retry it with.
+            None: every call stores its messages, the same words said again included (a Client's
+            own retries of a call, sent only when nothing was written, store it once).
         """
         body, typed = add_call(messages, user_id, session_id, role, metadata, timestamp, request_id)
-        answer = self.add_unnamed(body) if typed and "request_id" not in body else self.add_body(body)
+        answer = self.add_body(body)
         return AddResult.from_dict(answer) if typed else answer
 
     @overload

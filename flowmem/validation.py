@@ -85,6 +85,7 @@ class AddRequest(NamedTuple):
     ignored_fields: Tuple[str, ...] = ()  # unknown fields, as the contract lets a body have
     fingerprint: str = ""  # the body's digest (fingerprint()): what tells a replay of another body
     dated_on_receipt: int = 0  # how many messages had no timestamp and took the Add's receipt time
+    anchored: bool = False  # request_id names the body only: stored anchored where it lands (storage/ids.py)
 
 
 class SearchRequest(NamedTuple):
@@ -96,7 +97,7 @@ class SearchRequest(NamedTuple):
     ignored_fields: Tuple[str, ...] = ()
 
 
-ADD_FIELDS = ("request_id", "user_id", "session_id", "messages", "metadata")
+ADD_FIELDS = ("request_id", "user_id", "session_id", "messages", "metadata", "anchored")
 MESSAGE_FIELDS = ("role", "content", "timestamp", "metadata")
 SEARCH_FIELDS = ("query", "user_id", "top_k", "options", "filters")
 
@@ -253,8 +254,11 @@ def parse_add(body: Mapping[str, Any], received_ms: Optional[int] = None, strict
     undated = received_ms is not None and all(m.timestamp_ms is None for m in messages)
     if undated:
         messages = [m._replace(timestamp_ms=received_ms, dated_on_receipt=True) for m in messages]
+    anchored = body.get("anchored", False)
+    if not isinstance(anchored, bool):
+        raise InvalidField("anchored", "must be true or false, got %s" % _json_type(anchored))
     return AddRequest(request_id, user_id, session_id, messages, tuple(ignored), digest,
-                      len(messages) if undated else 0)
+                      len(messages) if undated else 0, anchored)
 
 
 def _message(raw: Any, field: str, shared: Mapping[str, Any], strict: bool, ignored: List[str]) -> NewMessage:

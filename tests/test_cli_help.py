@@ -164,6 +164,16 @@ class ExportImportTest(CliTestCase):
         self.assertEqual([json.loads(line)["user_id"] for line in one], ["bob"])
         self.assert_one_line_error(self.run_cli("export", "--db", self.db, "--user", "carol"), "no user 'carol'")
 
+    def test_an_import_with_a_misspelt_field_is_refused_naming_its_line_and_nothing_is_written(self):
+        good = add_body("alice", "s1", ["Alice: one"])
+        bad = add_body("alice", "s1", ["Alice: two"], "r2")
+        bad["messages"][0]["metdata"] = {"topic": "pets"}
+        lines = "\n".join(json.dumps(b) for b in (good, bad)) + "\n"
+        copy = self.path("copy.db")
+        self.assert_one_line_error(self.run_cli("import", "--db", copy, "-", stdin=lines), "line 2",
+                                   "messages[0].metdata")
+        self.assertFalse(os.path.exists(copy))
+
     def test_a_locomo_file_imports_as_one_user_per_conversation(self):
         with open(SAMPLE, encoding="utf-8") as f:
             samples = json.load(f)

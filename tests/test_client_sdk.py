@@ -221,9 +221,9 @@ class ServedTestCase(unittest.TestCase):
 
 class ClientKeywordCallsTest(ServedTestCase):
     def test_the_keyword_calls_answer_as_memory_does(self):
-        for c in (self.client, self.memory):
-            self.assertFalse(c.add("kayaking again, this time at sea", user_id="alice", session_id="s2",
-                                   timestamp=T0 + DAY_MS).stored)
+        for c in (self.client, self.memory):  # the same words again are a new message, with the same id on both
+            self.assertTrue(c.add("kayaking again, this time at sea", user_id="alice", session_id="s2",
+                                  timestamp=T0 + DAY_MS).stored)
         found = self.client.search("kayaking", user_id="alice", limit=5)
         self.assertTrue(found and all(isinstance(hit, Hit) for hit in found))
         self.assertEqual(found, self.memory.search("kayaking", user_id="alice", limit=5))
@@ -267,7 +267,7 @@ class AsyncClientTest(ServedTestCase):
                         "sessions": await memory.sessions("alice"), "users": await memory.users()}
 
         out = self.run_async(calls())
-        self.assertFalse(out["again"].stored)
+        self.assertTrue(out["again"].stored)  # the same words said again: a new message
         self.assertEqual(out["found"], self.client.search("kayaking", user_id="alice", limit=5))
         self.assertEqual(out["body"], self.client.search({"query": "kayaking", "user_id": "alice", "top_k": 5}))
         self.assertEqual(out["listed"], self.client.list(user_id="alice", limit=2))

@@ -184,10 +184,10 @@ class ImportLaneTest(MemoryTestCase):
         running, release = threading.Event(), threading.Event()
         original = self.memory.import_records
 
-        def held_import(bodies, progress=None):
+        def held_import(bodies, progress=None, strict=True):
             running.set()
             release.wait(WAIT_S)
-            return original(bodies, progress)
+            return original(bodies, progress, strict)
 
         self.memory.import_records = held_import
         self.addCleanup(lambda: (release.set(), server.stop(), thread.join(WAIT_S)))

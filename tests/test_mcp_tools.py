@@ -3,7 +3,7 @@
 A stand-in Memory records the calls, so these tests pin the MCP layer alone: the
 tools pass the contract's fields through unchanged (search filters as the Search
 body's `filters`), refuse what their schemas refuse with a sentence naming the field,
-and leave an Add's request_id, when none is given, to the Memory (add_unnamed()). tests/test_mcp_wire.py runs the
+and anchor an Add that names no request_id where it lands (`anchored`). tests/test_mcp_wire.py runs the
 real command on a real database.
 """
 from __future__ import annotations
@@ -30,10 +30,6 @@ class RecordingMemory:
         return {"success": True, "request_id": body["request_id"], "user_id": body["user_id"],
                 "session_id": body["session_id"]}
 
-    def add_unnamed(self, body: Dict[str, Any]) -> Dict[str, Any]:
-        self.calls.append(("add_unnamed", body))
-        return {"success": True, "request_id": "sdk-anchored", "user_id": body["user_id"],
-                "session_id": body["session_id"]}
 
     def search(self, body: Dict[str, Any]) -> Dict[str, Any]:
         self.calls.append(("search", body))
@@ -107,8 +103,8 @@ class McpToolsTest(unittest.TestCase):
     def test_a_call_without_a_request_id_is_a_new_add_every_time(self):
         for _ in range(2):
             self.call("add_memory", user_id="u", session_id="s", content="ok")
-        self.assertEqual([name for name, _ in self.memory.calls], ["add_unnamed", "add_unnamed"])
-        self.assertNotIn("request_id", self.memory.calls[0][1])
+        self.assertEqual([body["anchored"] for _, body in self.memory.calls], [True, True])
+        self.assertTrue(self.memory.calls[0][1]["request_id"].startswith("sdk-"))
 
     def test_arguments_that_break_the_schema_are_named_like_the_contracts_fields(self):
         schema = tools.BY_NAME["add_memory"].input_schema

@@ -207,16 +207,19 @@ class McpWireTest(unittest.TestCase):
         self.assertTrue(refused["isError"])
         self.assertIn("filters.speaker", refused["content"][0]["text"])
 
-    def test_an_add_retried_without_a_request_id_is_stored_once(self):
+    def test_the_same_words_said_again_are_stored_again_and_a_named_retry_once(self):
         self.server.initialize()
-        first = self.server.call("add_memory", user_id="bob", session_id="s", content="I like green tea")
-        again = self.server.call("add_memory", user_id="bob", session_id="s", content="I like green tea")
-        self.assertEqual(first["structuredContent"]["request_id"], again["structuredContent"]["request_id"])
-        other = self.server.call("add_memory", user_id="bob", session_id="s", content="I like green tea",
-                                 request_id="said-twice")
-        self.assertEqual(other["structuredContent"]["request_id"], "said-twice")
+        first = self.server.call("add_memory", user_id="bob", session_id="s", content="ok")
+        again = self.server.call("add_memory", user_id="bob", session_id="s", content="ok")
+        self.assertNotEqual(first["structuredContent"]["request_id"], again["structuredContent"]["request_id"])
+        self.assertTrue(again["structuredContent"]["stored"])
+        for _ in range(2):
+            named = self.server.call("add_memory", user_id="bob", session_id="s", content="I like green tea",
+                                     request_id="said-once")
+        self.assertEqual((named["structuredContent"]["request_id"], named["structuredContent"]["stored"]),
+                         ("said-once", False))
         listed = self.server.call("list_memories", user_id="bob")["structuredContent"]["data"]
-        self.assertEqual(len(listed), 2)
+        self.assertEqual([m["content"] for m in listed], ["ok", "ok", "I like green tea"])
 
     def test_a_bad_argument_is_a_tool_error_the_model_can_read(self):
         self.server.initialize()

@@ -77,17 +77,17 @@ class AddTest(MemoryTestCase):
 
     def test_the_body_digest_is_the_sha256_of_the_canonical_json_of_the_add(self):
         body = sdk.add_request([{"content": "hi", "role": "user"}], "alice", "s1")
-        self.assertNotIn("request_id", body)  # none named: the Memory anchors one, a client sends its own
+        self.assertTrue(body["anchored"])  # none named: stored under an id anchored where it lands
         canonical = json.dumps({"messages": [{"content": "hi", "role": "user"}], "metadata": None,
                                 "session_id": "s1", "user_id": "alice"}, separators=(",", ":"))
-        digest = sdk.derived_request_id(body)
+        digest = body["request_id"]
         self.assertEqual(digest, "sdk-" + hashlib.sha256(canonical.encode()).hexdigest()[:32])
         # The same Add written another way (key order, plain text) is the same body.
-        self.assertEqual(sdk.derived_request_id(sdk.add_request(["hi"], "alice", "s1")), digest)
+        self.assertEqual(sdk.add_request(["hi"], "alice", "s1")["request_id"], digest)
         others = [sdk.add_request(["hi"], "alice", "s2"), sdk.add_request(["hi"], "bob", "s1"),
                   sdk.add_request(["hi!"], "alice", "s1"), sdk.add_request(["hi"], "alice", "s1", metadata={"a": 1})]
         for other in others:
-            self.assertNotEqual(sdk.derived_request_id(other), digest)
+            self.assertNotEqual(other["request_id"], digest)
 
 
 class SearchTest(MemoryTestCase):

@@ -22,7 +22,6 @@ from .. import portable
 from ..decoding import decode_json, decode_json_object
 from ..errors import BadRequest, FlowmemError, InvalidField
 from ..memory import Memory
-from ..validation import parse_add
 from .command import Command, UsageError, loaded, read_input
 
 PROGRESS_EVERY_S = 2.0
@@ -120,13 +119,14 @@ def _not_locomo(problem: str) -> UsageError:
 
 
 def checked(records: List[Tuple[str, Dict[str, Any]]]) -> None:
-    """Check every record as Add checks a body; UsageError naming the first bad one's line.
+    """Check every record as the import checks it (an Add body, maybe with exported ids; unknown
+    fields refused); UsageError naming the first bad one's line.
 
     Called before the database is opened, so a file with a bad record creates nothing.
     """
     for where, body in records:
         try:
-            parse_add(body)
+            portable.exported(body, strict=True)  # as the import will check it: exported ids, unknown fields
         except InvalidField as e:
             raise UsageError("%s: %s (nothing was imported)" % (where, e.reason)) from e
 

@@ -7,7 +7,7 @@ opened, so a bad file creates nothing; each failing body is named by its line (o
 item).
 
 `add` of a single message stores it each time, as the Python API's m.add does: without
---request-id its request_id is anchored where the message lands (Memory.add_unnamed()), so
+--request-id its request_id is anchored where the message lands (sdk.add_request()), so
 "yes", "no", "yes" are three messages. The command either stores or fails with nothing
 written; to make a rerun store nothing twice, give it a --request-id. It says whether it stored.
 """
@@ -45,7 +45,7 @@ def _add(args: argparse.Namespace) -> int:
     with Memory(config, read_only=False, create=True) as memory:
         for where, body in bodies:
             try:
-                result = memory.add(body) if "request_id" in body or where else memory.add_unnamed(body)
+                result = memory.add(body)
             except FlowmemError as e:
                 if not where:
                     raise
@@ -67,7 +67,7 @@ def _add_bodies(args: argparse.Namespace) -> Iterable[Tuple[str, Dict[str, Any]]
                                         ("--content", args.content)) if value is None]
     if missing:
         raise UsageError("give a file of Add bodies, or a single message with %s" % ", ".join(missing))
-    # The body the Python API makes of the same call (sdk.add_request): without a request_id unless given.
+    # The body the Python API makes of the same call (sdk.add_request): anchored unless a request_id is given.
     return [("", add_request(args.content, args.user, args.session, args.role or "user",
                              json_object(args.metadata, "--metadata"), args.timestamp, args.request_id))]
 

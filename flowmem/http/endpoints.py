@@ -110,7 +110,7 @@ def import_records(call: Call) -> Response:
         if record.get("user_id", user_id) != user_id:
             raise InvalidField("records[%d].user_id" % i, "must be absent or the path's user id")
         bodies.append(dict(record, user_id=user_id))
-    result = call.memory.import_records(bodies)
+    result = call.memory.import_records(bodies, strict=False)  # lenient as Add is over HTTP: unknown fields named
     call.metrics.stored(result.get("stored", 0), result.get("messages", 0))
     return json_response(200, result)
 

@@ -58,7 +58,10 @@ SCHEMAS: Dict[str, Any] = {
                           metadata=dict(_ref("Metadata"), description="merged over the Add's metadata")),
     "AddBody": _object(["request_id", "user_id", "session_id", "messages"], request_id=_ID, user_id=_ID,
                        session_id=_ID, messages={"type": "array", "minItems": 1, "items": _ref("NewMessage")},
-                       metadata=dict(_ref("Metadata"), description="for every message of the Add")),
+                       metadata=dict(_ref("Metadata"), description="for every message of the Add"),
+                       anchored=dict(_BOOL, description="true: request_id names this body only, and the Add is "
+                                     "stored under an id anchored where its first message lands (the answer's "
+                                     "request_id), so the same body sent later is a new Add")),
     "AddResult": _object(["success", "request_id", "user_id", "session_id", "stored", "dated_on_receipt"],
                          success={"const": True}, request_id=_STR, user_id=_STR, session_id=_STR,
                          stored=dict(_BOOL, description="false: this (request_id, user_id) was stored before; "

@@ -13,11 +13,11 @@ text, so that the model reads it and can correct the call; anything else is a bu
 reaches the protocol layer as an exception.
 
 add_memory's request_id, when the caller gives none, is anchored where the messages land
-(Memory.add_unnamed()): every call stores its messages, the same words said twice in a
-chat ("ok" ... "ok") included, which a digest of the arguments alone took for a retry and
-dropped. A call either stores or answers an error with nothing written: a caller that
-must retry a call whose answer it lost gives its own request_id, stored once however
-often it is sent.
+(sdk.derived_request_id(), as the Python API's add() does): every call stores its messages,
+the same words said twice in a chat ("ok" ... "ok") included, which a digest of the
+arguments alone took for a retry and dropped. A call either stores or answers an error with
+nothing written: a caller that must retry a call whose answer it lost gives its own
+request_id, stored once however often it is sent.
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional
 
 from ..errors import FlowmemError, InvalidField
 from ..memory import Memory
+from ..sdk import derived_request_id
 from . import arguments
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -94,12 +95,14 @@ def add_memory(memory: Memory, args: Mapping[str, Any]) -> Dict[str, Any]:
             raise InvalidField("role" if args.get("role") is not None else "timestamp",
                                "goes with content only; with messages, give each message its own")
         messages = [dict(m, **arguments.present(m, "timestamp")) for m in args["messages"]]
-    body = {"user_id": args["user_id"], "session_id": args["session_id"], "messages": messages}
+    body: Dict[str, Any] = {"user_id": args["user_id"], "session_id": args["session_id"], "messages": messages}
     body.update(arguments.present(args, "metadata"))
+    if args.get("request_id") is None:  # a blank one goes on to the core, which refuses it as it would over HTTP
+        body.update(request_id=derived_request_id(body), anchored=True)
+    else:
+        body["request_id"] = args["request_id"]
     try:
-        if args.get("request_id") is None:  # a blank one goes on to the core, which refuses it as over HTTP
-            return memory.add_unnamed(body)
-        return memory.add_body(dict(body, request_id=args["request_id"]))
+        return memory.add_body(body)
     except InvalidField as e:
         # The core names the one message it was given (`messages[0].timestamp`); the caller gave `timestamp`.
         if args.get("content") is None or not e.field.startswith(_SINGLE):
