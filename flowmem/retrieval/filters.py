@@ -41,6 +41,8 @@ from ..storage.rows import ViewRow
 
 V = TypeVar("V")
 
+EVERY_POSITION = range(1, 2 ** 62)  # the positions of a session a filter by session id alone passes: all
+
 
 class Filters(NamedTuple):
     """What a Search keeps to; None: no bound of that kind."""
@@ -75,13 +77,15 @@ class DocFilter:
         time or role is filtered (Reader.passing_positions())."""
         f = self.filters
         by_row = []
-        for key, (session_id, n_messages) in sessions.items():
+        for key, (session_id, _) in sessions.items():
             if key in self._positions:
                 continue
             if f.session_id is not None and session_id != f.session_id:
                 self._positions[key] = ()
             elif not self._by_row:
-                self._positions[key] = range(1, n_messages + 1)
+                # Every position, not 1..n_messages: a held window's count may be older than the
+                # snapshot's (storage/session_load.py), and every position a view names is the session's.
+                self._positions[key] = EVERY_POSITION
             else:
                 by_row.append(key)
         if by_row:

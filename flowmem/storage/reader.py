@@ -2,25 +2,23 @@
 
 A Reader is handed out by Store.reading() inside one read transaction, so every
 query it answers sees the same consistent snapshot. It reads a session whole the
-first time search needs it, through the Store's SessionCache (session_cache.py).
+first time search needs it, through the Store's SessionCache (session_cache.py), and then
+only what was appended to it (session_load.py).
 """
 from __future__ import annotations
 
 import sqlite3
-from sys import intern
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-from ..text import timeexpr
-from ..text.features import shown
-from . import fts, metadata_index, views
+from . import fts, metadata_index, session_load
 from .bounded_cache import BoundedCache
 from .metadata_index import Pairs
 from .postings import EMPTY, HeldPostings, count_rows, extended
-from .rows import MessageRow, ViewRow, lookup_user_key, resolutions, view_rows
-from .session_cache import CACHE_UNIT_CHARS, SessionCache, SessionData
+from .rows import MessageRow, ViewRow, lookup_user_key, view_rows
+from .session_cache import SessionCache, SessionData
 from .settings import IndexState
 from .vectors import HeldVectors, empty as no_vectors, extended as with_vectors
-from .views import KINDS, MESSAGE, TURN_GAP_MS, TURN_MAX_MESSAGES
+from .views import KINDS, MESSAGE
 
 
 class Reader:
@@ -49,37 +47,10 @@ class Reader:
         data = self._sessions.get(view.session_key)
         if data is None:
             data = self._sessions[view.session_key] = self.cache.get_session(
-                view.session_key, view.session_messages, lambda: self._load_session(view), self._generation,
-                self._deletions)
+                view.session_key, view.session_messages,
+                lambda held: session_load.load(self.conn, view.session_key, view.session_messages, held),
+                self._generation, self._deletions)
         return data
-
-    def _load_session(self, view: "ViewRow") -> SessionData:
-        messages, rows, cost = {}, {}, 0
-        for seq, role, content, speaker, ts, tokens, times, number, metadata in self.conn.execute(
-                "SELECT seq, role, content, speaker, timestamp_ms, tokens, times, coalesce(number, seq), metadata"
-                " FROM messages WHERE session_key = ?", (view.session_key,)):
-            resolved = resolutions(times)
-            rows[seq] = MessageRow(seq, role, shown(content), ts, times, timeexpr.annotation(resolved), number,
-                                   metadata)
-            spans = tuple((r.start.toordinal(), r.end.toordinal()) for r in resolved)
-            # Interned: a word said in thousands of cached messages is then one string, not thousands.
-            messages[seq] = (tuple(map(intern, speaker.split())), ts, tuple(map(intern, tokens.split())), spans)
-            cost += 1 + len(rows[seq].content) // CACHE_UNIT_CHARS
-        doc_freqs: Dict[str, int] = {}
-        for _, _, tokens, _ in messages.values():
-            for t in set(tokens):
-                doc_freqs[t] = doc_freqs.get(t, 0) + 1
-        context = tuple(self.context_views(view.session_key, 1, view.session_messages))
-        views_at: Dict[int, List[ViewRow]] = {}
-        for around in context:
-            for seq in range(around.first, around.last + 1):
-                views_at.setdefault(seq, []).append(around)
-        order = sorted(messages)
-        turns = views.turn_spans([(rows[seq].role, messages[seq][0]) for seq in order],  # role and label
-                                 [messages[seq][1] for seq in order], TURN_GAP_MS, TURN_MAX_MESSAGES)
-        return SessionData(len(messages), messages, context, doc_freqs, rows, cost,
-                           {seq: tuple(held) for seq, held in views_at.items()},
-                           {seq: turn for turn in turns if turn[1] > turn[0] for seq in range(turn[0], turn[1] + 1)})
 
     def sessions_read(self) -> List[SessionData]:
         """The sessions this reader has read so far, in the order first read."""
@@ -247,12 +218,6 @@ class Reader:
             for view in view_rows(self.conn, "v.doc_id IN (%s)" % ",".join("?" * len(chunk)), chunk):
                 out[view.doc_id] = view
         return out
-
-    def context_views(self, session_key: int, first: int, last: int) -> List[ViewRow]:
-        """The windows and segments of a session that overlap messages `first`..`last`."""
-        return list(view_rows(
-            self.conn, "v.session_key = ? AND v.last_seq >= ? AND v.first_seq <= ? AND v.kind != ?",
-            (session_key, first, last, MESSAGE)))
 
     def latest_message_views(self, user_key: int, limit: int, session_id: Optional[str] = None,
                              since_ms: Optional[int] = None, until_ms: Optional[int] = None,

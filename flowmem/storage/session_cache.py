@@ -5,11 +5,14 @@ and segments around them, and shows the stored text of the best. Questions come 
 bursts per user, so the same sessions are read again and again; this cache keeps
 them, least recently used first out, up to a bound on the messages held. A session
 only ever grows (Adds append), so its message count is its version: an entry whose
-count differs from the database's is reloaded, whichever process wrote.
+count is behind the database's is extended with the messages appended since
+(session_load.py), whichever process wrote: reading it whole again made an agent that stores
+a turn and then searches pay for its whole session at every turn (docs/caches.md).
 
-A rebuilt index clears it; a deleted session drops its entry, in every Store on the file
-(bounded_cache.py): session keys are never reused, so a session deleted and sent again is
-a new entry.
+A rebuilt index clears it; a deleted session (or message: the session is then rebuilt) drops
+its entry, and a deleted user the entries of all its sessions (SessionData.user_key), in every
+Store on the file (bounded_cache.py): session keys are never reused, so a session deleted and
+sent again is a new entry, and an entry is only ever extended by appended messages.
 """
 from __future__ import annotations
 
@@ -39,6 +42,10 @@ class SessionData(NamedTuple):
     # position -> (first, last) of its turn, the run of one speaker's messages it is part of (views.turn_spans()),
     # for the turns of two or more messages only: a position without one is a turn of its own
     turns: Mapping[int, Tuple[int, int]] = MappingProxyType({})
+    user_key: int = 0  # whose session it is: a deleted user's entries are forgotten by it
+    # where the session's last segment began as read: views ending before it never change (views.py),
+    # so an extension reads again only those ending at or after it (session_load.py)
+    segment_start: int = 1
 
     def weight(self) -> int:
         return self.cost or len(self.messages)
@@ -49,9 +56,12 @@ class SessionCache(BoundedCache[SessionData]):
     a long message counts as several, so the bound is one of memory too)."""
 
     def __init__(self, max_messages: int):
-        super().__init__(max_messages, lambda entry: entry.n_messages, SessionData.weight)
+        super().__init__(max_messages, lambda entry: entry.n_messages, SessionData.weight,
+                         group=lambda entry: entry.user_key)
 
-    def get_session(self, session_key: int, n_messages: int, load: Callable[[], SessionData],
+    def get_session(self, session_key: int, n_messages: int,
+                    load: Callable[[Optional[SessionData]], SessionData],
                     generation: int = 0, deletions: int = 0) -> SessionData:
-        """The session's data at `n_messages` messages, from memory or from `load()`."""
-        return self.get(session_key, n_messages, lambda _: load(), generation, deletions)
+        """The session's data at `n_messages` messages, from memory or from `load(the entry held, or
+        None)`: one held at fewer messages is what load() extends (session_load.py)."""
+        return self.get(session_key, n_messages, load, generation, deletions)
