@@ -14,7 +14,8 @@ for requests in parallel, open an AsyncClient for each. A kept connection the se
 closed while idle fails before any status line: the request is sent once more on a new
 one, as Client does. `timeout` bounds each request (connecting, sending, reading the
 answer); a request cut short, a cancelled one included, closes the connection, whose
-state is then unknown.
+state is then unknown. An answer longer than `max_answer_bytes` is AnswerTooLarge, read no
+further than the bound (wire.py).
 """
 from __future__ import annotations
 
@@ -27,8 +28,18 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from . import sdk
 from .errors import Unavailable
 from .sdk_types import AddResult, Session, StoredMessage, User, hits
+from .timed_http import AnswerTooLong
 from .validation import MAX_PAGE
-from .wire import body_bytes, metadata_query, request_headers, resource, settled, target
+from .wire import (
+    DEFAULT_MAX_ANSWER_BYTES,
+    answer_too_large,
+    body_bytes,
+    metadata_query,
+    request_headers,
+    resource,
+    settled,
+    target,
+)
 
 Answer = Tuple[int, str, Any, bytes]  # status, reason phrase, headers (`.get`), body
 MAX_HEADER_LINES = 100  # an answer with more is not flowmem's (it sends about ten)
@@ -42,10 +53,10 @@ class AsyncClient:
     """A flowmem server, called from asyncio code as Client calls it."""
 
     def __init__(self, endpoint: str, api_key: Optional[str] = None, timeout: float = 60.0, retries: int = 2,
-                 max_retry_wait: float = 10.0):
+                 max_retry_wait: float = 10.0, max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES):
         """The arguments are Client's (`retries`: how many times a 429 or 503 is sent again)."""
         self.endpoint = endpoint.rstrip("/")
-        self.api_key, self.timeout = api_key, timeout
+        self.api_key, self.timeout, self.max_answer_bytes = api_key, timeout, max_answer_bytes
         self.retries, self.max_retry_wait = retries, max_retry_wait
         self._parts = urllib.parse.urlsplit(self.endpoint)
         self._streams: Optional[Tuple[asyncio.StreamReader, asyncio.StreamWriter]] = None
@@ -79,7 +90,14 @@ class AsyncClient:
                         continue
                     raise Unavailable("cannot reach flowmem at %s: %s" % (self.endpoint, e.__cause__ or
                                       "the connection closed before an answer")) from e
-                except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
+                except AnswerTooLong as e:
+                    self._drop()  # the rest of the answer is left unread on it
+                    raise answer_too_large(self.endpoint, method, path, e.size, self.max_answer_bytes) from None
+                except asyncio.TimeoutError as e:
+                    self._drop()
+                    raise Unavailable("cannot reach flowmem at %s: no whole answer within the timeout of %g s"
+                                      % (self.endpoint, self.timeout)) from e
+                except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
                         ValueError, http.client.HTTPException) as e:
                     self._drop()
                     raise Unavailable("cannot reach flowmem at %s: %s"
@@ -108,7 +126,7 @@ class AsyncClient:
         if not version.startswith("HTTP/") or len(code) != 3 or not code.isdigit():
             raise ValueError("not an HTTP answer: %r" % status_line[:80])
         answer = await self._headers(reader)
-        payload, framed = await _body(reader, answer)
+        payload, framed = await _body(reader, answer, self.max_answer_bytes)
         self._used = True
         connection = (answer.get("Connection") or "").lower()
         if not framed or connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive"):
@@ -236,14 +254,26 @@ class AsyncClient:
                                session_id=session_id)
 
 
-async def _body(reader: asyncio.StreamReader, headers: Any) -> Tuple[bytes, bool]:
+async def _body(reader: asyncio.StreamReader, headers: Any, limit: int) -> Tuple[bytes, bool]:
     """An answer's body (its Content-Length, or up to the connection's end) and whether it was framed
-    (False: the connection ended with it). flowmem never sends chunks; a proxy that does is not read."""
+    (False: the connection ended with it); AnswerTooLong past `limit` bytes, before reading any of a body
+    that states its length. flowmem never sends chunks; a proxy that does is not read."""
     if headers.get("Transfer-Encoding") is not None:
         raise ValueError("an answer in chunks (Transfer-Encoding), which AsyncClient does not read")
     length = headers.get("Content-Length")
     if length is None:
-        return await reader.read(), False
+        pieces: List[bytes] = []
+        size = 0
+        while True:  # read() alone would take what comes, however much
+            piece = await reader.read(min(limit + 1 - size, 1 << 20))
+            if not piece:
+                return b"".join(pieces), False
+            pieces.append(piece)
+            size += len(piece)
+            if size > limit:
+                raise AnswerTooLong(None)
     if not length.isascii() or not length.isdigit() or len(length) > 12:
         raise ValueError("a Content-Length that is not a number")
+    if int(length) > limit:
+        raise AnswerTooLong(int(length))
     return await reader.readexactly(int(length)), True

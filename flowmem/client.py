@@ -48,6 +48,7 @@ import functools
 import http.client
 import json
 import re
+import socket
 import threading
 import time
 import urllib.parse
@@ -56,7 +57,10 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optio
 from . import paging
 from .errors import FlowmemError, InvalidField, Unavailable
 from .sdk import MemoryAPI
+from .timed_http import AnswerTooLong, TimedHTTPConnection, TimedHTTPSConnection, read_answer
 from .wire import (
+    DEFAULT_MAX_ANSWER_BYTES,
+    answer_too_large,
     body_bytes,
     invalid_field,
     metadata_query,
@@ -76,15 +80,19 @@ class Client(MemoryAPI):
     export_page_size = 500  # Add bodies export() asks for at a time
 
     def __init__(self, endpoint: str, api_key: Optional[str] = None, timeout: float = 60.0,
-                 max_body_bytes: int = DEFAULT_BODY_LIMIT, retries: int = 2, max_retry_wait: float = 10.0):
-        """`endpoint`: the server's base URL (`http://127.0.0.1:8000`); `timeout`: seconds per request;
-        `max_body_bytes`: the server's body limit, which import batches stay under; `retries`: how many
-        times a 429 or 503 is sent again (0: never), each after the Retry-After the server gave when
-        that is at most `max_retry_wait` seconds (a longer one is raised at once)."""
+                 max_body_bytes: int = DEFAULT_BODY_LIMIT, retries: int = 2, max_retry_wait: float = 10.0,
+                 max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES):
+        """`endpoint`: the server's base URL (`http://127.0.0.1:8000`); `timeout`: seconds for each
+        request whole (connecting, sending, the answer read to its end); `max_body_bytes`: the
+        server's body limit, which import batches stay under; `retries`: how many times a 429 or 503
+        is sent again (0: never), each after the Retry-After the server gave when that is at most
+        `max_retry_wait` seconds (a longer one is raised at once); `max_answer_bytes`: the longest
+        answer read (wire.py), a longer one is AnswerTooLarge."""
         self.endpoint = endpoint.rstrip("/")
         self.api_key = api_key
         self.timeout = timeout
         self.max_body_bytes = max_body_bytes
+        self.max_answer_bytes = max_answer_bytes
         self.retries = retries
         self.max_retry_wait = max_retry_wait
         self._parts = urllib.parse.urlsplit(self.endpoint)
@@ -113,6 +121,7 @@ class Client(MemoryAPI):
         while idle (its keep-alive timeout): the request is sent once more, on a new connection."""
         for again in (False, True):
             conn, reused = self._connection()
+            conn.start(self.timeout)  # one deadline for the whole request: the trickle of an answer included
             try:
                 try:
                     conn.request(method, path, body=data, headers=headers)
@@ -122,7 +131,10 @@ class Client(MemoryAPI):
                         self._drop(conn)
                         continue
                     raise
-                payload = response.read()  # a failure from here on is not retried: the server answered
+                payload = read_answer(response, self.max_answer_bytes)  # from here on not retried: it answered
+            except AnswerTooLong as e:
+                self._drop(conn)  # the rest of the answer is left unread on it
+                raise answer_too_large(self.endpoint, method, path, e.size, self.max_answer_bytes) from None
             except (OSError, http.client.HTTPException) as e:  # refused, timed out, not HTTP
                 self._drop(conn)
                 raise self._unreachable(e) from e
@@ -133,17 +145,20 @@ class Client(MemoryAPI):
         raise AssertionError("unreachable")  # the loop returns or raises
 
     def _unreachable(self, e: BaseException) -> Unavailable:
+        if isinstance(e, (socket.timeout, TimeoutError)):
+            return Unavailable("cannot reach flowmem at %s: no whole answer within the timeout of %g s"
+                               % (self.endpoint, self.timeout))
         return Unavailable("cannot reach flowmem at %s: %s" % (self.endpoint, e))
 
-    def _connection(self) -> Tuple[http.client.HTTPConnection, bool]:
+    def _connection(self) -> Tuple[TimedHTTPConnection, bool]:
         """This thread's connection and whether it served a request before (a new one if none)."""
-        conn: Optional[http.client.HTTPConnection] = getattr(self._local, "conn", None)
+        conn: Optional[TimedHTTPConnection] = getattr(self._local, "conn", None)
         with self._lock:
             kept = conn is not None and conn in self._open  # not if close() closed it since
         if conn is not None and kept:
             return conn, self._local.used
         parts = self._parts
-        kinds = {"http": http.client.HTTPConnection, "https": http.client.HTTPSConnection}
+        kinds = {"http": TimedHTTPConnection, "https": TimedHTTPSConnection}
         if parts.scheme not in kinds or not parts.hostname:
             raise Unavailable("cannot reach flowmem at %s: not an http:// or https:// URL" % self.endpoint)
         conn = kinds[parts.scheme](parts.hostname, parts.port, timeout=self.timeout)
@@ -239,7 +254,7 @@ class Client(MemoryAPI):
         An error from a batch past the first says which records are stored in all, as its reason and
         as `detail["records_stored"]` (see _stopped()): the import's first that many records, none after."""
         total = len(records) if isinstance(records, (list, tuple)) else None
-        counts = {"requests": 0, "stored": 0, "already_stored": 0, "messages": 0}
+        counts: Dict[str, Any] = {"requests": 0, "stored": 0, "already_stored": 0, "messages": 0}
         for user_id, first, batch in self._batches(records):
             path, query = resource("/users/{user_id}/import", user_id=user_id)
             try:
@@ -248,8 +263,7 @@ class Client(MemoryAPI):
                 raise _shifted(e, first) from None
             except FlowmemError as e:
                 raise _stopped(e, first, len(batch)) from None
-            for name in counts:
-                counts[name] += result.get(name, 0)
+            _add_counts(counts, result, first)
             if progress is not None:
                 progress(counts["requests"], total)
         return counts
@@ -305,3 +319,15 @@ def _stopped(error: FlowmemError, first: int, size: int) -> FlowmemError:
 def _span(start: int, end: int) -> str:
     """Records `start` to `end` of an import as an error names them."""
     return "records[%d]" % start if start == end else "records[%d] to records[%d]" % (start, end)
+
+
+def _add_counts(counts: Dict[str, Any], batch: Mapping[str, Any], first: int) -> None:
+    """Add the import answer of a batch whose first record is the import's `first` to the import's:
+    its counts, its body_differs and its ignored_fields, renamed by their index in the import."""
+    for name in ("requests", "stored", "already_stored", "messages"):
+        counts[name] += batch.get(name, 0)
+    if batch.get("body_differs"):
+        counts["body_differs"] = counts.get("body_differs", 0) + batch["body_differs"]
+    if batch.get("ignored_fields"):
+        counts.setdefault("ignored_fields", []).extend(_RECORD_INDEX.sub(
+            lambda m: "records[%d]" % (first + int(m.group(1))), name) for name in batch["ignored_fields"])

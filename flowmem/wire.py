@@ -5,6 +5,14 @@ headers, the error an answer stands for (a 3xx never followed; each status its
 FlowmemError with the server's reason), and the retry rule: client.py's docstring says
 why each is as it is. Both clients share these so that they send the same requests and
 raise the same errors; only how the bytes travel differs (http.client, asyncio streams).
+
+Both read an answer only up to `max_answer_bytes` (DEFAULT_MAX_ANSWER_BYTES unless given):
+a longer one is AnswerTooLarge, refused before any of it is read where it states its length,
+so that a runaway answer (a proxy's, a hostile server's) costs the bound, not its size twice
+over. The default is 8 times the server's largest request body: a listing's or an export's
+page holds at most page_max_bytes of text (one message past it alone, and a message came in
+one body), so every page of a server at its defaults fits with room to spare; a search of
+top_k long items can pass it, and the error says to ask for fewer or raise the bound.
 """
 from __future__ import annotations
 
@@ -22,7 +30,22 @@ _ERRORS: Dict[int, Type[FlowmemError]] = {
     421: errors.MisdirectedRequest, 431: errors.HeadersTooLarge, 429: errors.Overloaded,
     503: errors.Unavailable, 507: errors.StorageFull}
 DOT_SEGMENTS = (".", "..")
+DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024
 RETRIED = (429, 503)  # the statuses sent again: nothing was done, and the server said when to come back
+
+
+class AnswerTooLarge(FlowmemError):
+    """An answer longer than the client's `max_answer_bytes`; it was not read (the connection is closed)."""
+
+    status = 502  # what a gateway answers for an answer from upstream it cannot take
+
+
+def answer_too_large(endpoint: str, method: str, path: str, size: Optional[int], limit: int) -> AnswerTooLarge:
+    """The error of an answer past `limit` bytes: `size` its stated length, None if it stated none."""
+    length = "%d bytes" % size if size is not None else "over %d bytes (no length stated)" % limit
+    return AnswerTooLarge("%s answered %s %s with %s, past max_answer_bytes=%d, and it was not read: ask for less "
+                          "(a smaller limit or top_k) or give the client a larger max_answer_bytes"
+                          % (endpoint, method, path.split("?", 1)[0], length, limit))
 
 
 def _q(value: str) -> str:

@@ -116,6 +116,46 @@ class DeleteCachesTest(MemoryTestCase):
         self.assertFalse([key for key in sessions if key in self.memory.store.cache])
         self.assertEqual(self.search("quokka", "heavy")[0]["content"], "Kim: my quokka photo")
 
+    def add_big_user(self, sessions: int) -> None:
+        for i in range(sessions):
+            self.memory.add(add_body("big", "b%d" % i, ["Ann: the ibis number %d" % i]))
+
+    def test_deleting_a_user_of_more_sessions_than_the_log_keeps_costs_no_other_user_anything(self):
+        user_key, sessions = self.keys("heavy")
+        postings = self.held_postings(user_key)
+        beside = self.open_memory()  # another Store, which read the log before the deletion
+        self.assertTrue(self.search("quokka", "heavy", memory=beside))
+        with mock.patch.object(writer, "DELETION_LOG_ROWS", 2):
+            self.add_big_user(3)
+            for deleter, store in ((self.memory, "this Store"), (beside, "another Store")):
+                with self.subTest(deleter=store):
+                    deleter.add(add_body("big", "b0", ["Ann: the ibis"], request_id="again-%s" % store))
+                    self.assertTrue(deleter.delete_user("big")["deleted"])
+                    self.assert_heavy_still_warm(user_key, sessions, postings)
+                    self.add_big_user(3)
+
+    def test_a_store_that_missed_a_large_user_deletion_and_one_more_forgets_only_theirs(self):
+        user_key, sessions = self.keys("heavy")
+        postings = self.held_postings(user_key)
+        other = self.open_memory()
+        with mock.patch.object(writer, "DELETION_LOG_ROWS", 2):
+            self.add_big_user(5)
+            other.delete_user("big")
+            other.delete_session("other", "o1")
+        self.assert_heavy_still_warm(user_key, sessions, postings)
+        self.assertEqual(matches(self.search("zanzibarian flamingo", "other")), [])
+
+    def test_a_user_deleted_whole_is_one_entry_of_the_log_and_leaves_none_of_its_sessions_held(self):
+        user_key, sessions = self.keys("heavy")
+        self.assertEqual([key for key in sessions if key in self.memory.store.cache], sessions)
+        before = self.memory.store.writer.execute("SELECT max(seq) FROM deletions").fetchone()[0] or 0
+        self.open_memory().delete_user("heavy")  # another Store: this one learns it from the log
+        self.assertEqual(matches(self.search("quokka wombat", "heavy")), [])
+        self.assertEqual(self.memory.store.writer.execute("SELECT seq, user_key, session_key FROM deletions WHERE"
+                                                          " seq > ?", (before,)).fetchall(),
+                         [(before + 1, user_key, writer.WHOLE_USER)])
+        self.assertEqual([key for key in sessions if key in self.memory.store.cache], [])
+
     def test_a_reindex_still_empties_every_cache(self):
         user_key, sessions = self.keys("heavy")
         self.open_memory().store.reindex()
@@ -178,6 +218,18 @@ class ForgottenKeysTest(unittest.TestCase):
         self.assertNotIn("d", cache)  # older than the highest deletion forgotten: not kept, whatever its key
         cache.get("d", 1, lambda held: (1, "d"), deletions=3)
         self.assertIn("d", cache)
+
+    def test_a_forgotten_groups_entries_go_and_one_read_before_its_deletion_is_not_kept(self):
+        cache = BoundedCache(100, lambda entry: entry[0], lambda entry: 1, group=lambda entry: entry[1])
+        cache.get("s1", 1, lambda held: (1, "ann"), deletions=0)
+        cache.get("s2", 1, lambda held: (1, "ann"), deletions=0)
+        cache.get("s3", 1, lambda held: (1, "bob"), deletions=0)
+        cache.forget_groups(["ann"], 2)
+        self.assertEqual([key in cache for key in ("s1", "s2", "s3")], [False, False, True])
+        cache.get("s4", 1, lambda held: (1, "ann"), deletions=1)  # a search that began before the deletion
+        self.assertNotIn("s4", cache)
+        cache.get("s4", 1, lambda held: (1, "ann"), deletions=2)
+        self.assertIn("s4", cache)
 
     def test_forget_all_drops_every_entry_and_keeps_only_what_is_read_after(self):
         cache = self.cache()

@@ -7,9 +7,11 @@ this process or another, in two sizes:
 
 - a reindex bumps the index generation (settings.py): everything held is dropped and the
   settings of the new index adopted (adopt());
-- a deletion logs each session it removed (schema.py `deletions`, writer.py): the caches
-  forget those sessions and their users' postings and vectors, nothing of other users (forget()), or
-  everything when the log no longer reaches back to the last deletion this Store saw.
+- a deletion logs each session it removed, or the user it removed whole as one entry
+  (schema.py `deletions`, writer.py): the caches forget those sessions (or all of that user's)
+  and their users' postings and vectors, nothing of other users (forget()), or everything when
+  the log no longer reaches back to the last deletion this Store saw: one that missed more
+  than writer.DELETION_LOG_ROWS deletions, whatever their sizes.
 
 Every transaction reads both marks first (check(), two rows of `meta`), so no read after a
 change is answered from what was held before it, whichever process changed it.
@@ -28,10 +30,11 @@ from .postings import HeldPostings
 from .session_cache import SessionCache
 from .settings import IndexState, ViewSettings, decode_settings, index_problem, read_marks, read_meta
 from .vectors import HeldVectors
+from .writer import WHOLE_USER
 
 log = logging.getLogger("flowmem.store")
 
-Deletion = Tuple[int, int, int]  # (seq, user_key, session_key): one row of the deletions log
+Deletion = Tuple[int, int, int]  # (seq, user_key, session_key or WHOLE_USER): one row of the deletions log
 
 
 class Held:
@@ -97,14 +100,15 @@ class Held:
                 fresh = [row for row in deleted if row[0] > self.index.deletions]
                 self.postings.forget({user_key for _, user_key, _ in fresh}, upto)
                 self.vectors.forget({user_key for _, user_key, _ in fresh}, upto)
-                self.sessions.forget({session_key for _, _, session_key in fresh}, upto)
+                self.sessions.forget({key for _, _, key in fresh if key != WHOLE_USER}, upto)
+                self.sessions.forget_groups({user for _, user, key in fresh if key == WHOLE_USER}, upto)
             stem.stem.cache_clear()  # words users said: none of the deleted ones kept
             self.index = self.index._replace(deletions=upto)
 
 
 def deletions_since(conn: sqlite3.Connection, seen: int, upto: int) -> Optional[List[Deletion]]:
     """The deletions logged after `seen` up to `upto`, in order; None when the log no longer holds
-    them all (a Store that fell further behind than writer.DELETION_LOG_ROWS)."""
+    them all (a Store that fell further behind than writer.DELETION_LOG_ROWS deletions)."""
     rows = conn.execute("SELECT seq, user_key, session_key FROM deletions WHERE seq > ? AND seq <= ? ORDER BY seq",
                         (seen, upto)).fetchall()
     return rows if len(rows) == upto - seen else None

@@ -391,6 +391,7 @@ class Store:
             removed = delete(conn)
             if removed is None:
                 return None
+            writer.seal_deletions(conn, seen)  # a user's sessions one entry; the log trimmed to its last entries
             upto = read_marks(conn)[1]
             deleted = deletions_since(conn, seen, upto)
         self._held.forget(deleted, seen, upto)  # once committed: a rolled-back deletion's numbers are given again

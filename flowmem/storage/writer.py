@@ -245,15 +245,35 @@ def _delete_session(conn: sqlite3.Connection, user_key: int, session_key: int, c
 
 
 DELETION_LOG_ROWS = 10_000  # the deletions a Store may fall behind by and still forget only what they touched
+WHOLE_USER = 0  # the session key of a log entry naming a user deleted whole (no session has key 0)
 
 
 def log_deletion(conn: sqlite3.Connection, user_key: int, session_key: int) -> None:
-    """Append a deleted session to the deletions log (schema.py) and keep its last DELETION_LOG_ROWS:
-    what tells every Store on the file, at its next transaction, which cached entries to forget."""
+    """Append a deleted session to the deletions log (schema.py): what tells every Store on the file,
+    at its next transaction, which cached entries to forget. The deletion's transaction ends the log
+    with seal_deletions()."""
     seq = read_marks(conn)[1] + 1
     conn.execute("INSERT INTO deletions (seq, user_key, session_key) VALUES (?, ?, ?)", (seq, user_key, session_key))
-    conn.execute("DELETE FROM deletions WHERE seq <= ?", (seq - DELETION_LOG_ROWS,))
     write_deletions_mark(conn, seq)
+
+
+def seal_deletions(conn: sqlite3.Connection, seen: int) -> None:
+    """End a deletion in the log, which held `seen` entries before it: the sessions it logged of a user
+    it removed become one entry naming the user (WHOLE_USER), and the last DELETION_LOG_ROWS entries are kept.
+
+    One entry however many sessions the user had, so the log keeps deletions, not sessions: a Store
+    that last read the log before a user of more sessions than it keeps went (and a deletion or two
+    after) still finds what it missed, and forgets only those users (held.py); trimming by sessions,
+    inside the deletion's own transaction, made every Store on the file forget everything."""
+    upto = read_marks(conn)[1]
+    users = {user_key for (user_key,) in conn.execute("SELECT user_key FROM deletions WHERE seq > ?", (seen,))}
+    user = users.pop() if len(users) == 1 else None
+    if user is not None and conn.execute("SELECT 1 FROM users WHERE user_key = ?", (user,)).fetchone() is None:
+        conn.execute("DELETE FROM deletions WHERE seq > ?", (seen,))
+        upto = seen + 1
+        conn.execute("INSERT INTO deletions (seq, user_key, session_key) VALUES (?, ?, ?)", (upto, user, WHOLE_USER))
+        write_deletions_mark(conn, upto)
+    conn.execute("DELETE FROM deletions WHERE seq <= ?", (upto - DELETION_LOG_ROWS,))
 
 
 Text = Tuple[str, str, int]  # a message's tokens and its speaker's, space-separated, and its words (_text())
