@@ -11,13 +11,22 @@ timeout: measured beside Litestream 0.5.17, a delete-user took 30.06 s (every wr
 waiting behind it) and stopping the server 30.09 s, against milliseconds with
 checkpoints=external. PASSIVE checkpoints could not lose frames (they stop at the oldest
 reader's snapshot), but they are not needed there.
+
+A process that ends without closing its Memory (a script's last line an Add) once left its
+writes in the -wal file alone: the thread is a daemon, killed at exit before its next
+interval, and no connection was closed to checkpoint. The .db copied alone, as people copy
+a file to back it up, was then "empty, not a flowmem database". So the thread copies what
+the last writes left before it ends (stop()), and at exit (atexit) every running one is
+stopped: an unclosed process leaves a .db that holds its writes, as a closed one does.
 """
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import sqlite3
 import threading
+from typing import Set
 
 from .connection import connect
 from .fair_lock import FairLock
@@ -55,14 +64,23 @@ class Checkpointer(threading.Thread):
         self.wrote = threading.Event()
         self._stop_requested = threading.Event()
 
+    def start(self) -> None:
+        with _RUNNING_LOCK:
+            _RUNNING.add(self)
+        super().start()
+
     def run(self) -> None:
         try:
             while not self._stop_requested.wait(self._interval_s):
-                if self.wrote.is_set():
-                    self.wrote.clear()
-                    self.checkpoint()
+                self._after_writes()
+            self._after_writes()  # stopped (a close, or the process's exit): what the last writes left
         finally:
             self._conn.close()
+
+    def _after_writes(self) -> None:
+        if self.wrote.is_set():
+            self.wrote.clear()
+            self.checkpoint()
 
     def checkpoint(self) -> bool:
         """One passive checkpoint, and a truncating one if the WAL is past its limit; True if all done."""
@@ -81,8 +99,25 @@ class Checkpointer(threading.Thread):
             return False
 
     def stop(self) -> None:
+        """End the thread once it has copied what the writes so far left (the thread's last checkpoint)."""
         self._stop_requested.set()
         if self.ident is None:  # never started: checkpoints are external
             self._conn.close()
         else:
             self.join()
+        with _RUNNING_LOCK:
+            _RUNNING.discard(self)
+
+
+_RUNNING: Set[Checkpointer] = set()  # the started ones not yet stopped, for _stop_all_at_exit()
+_RUNNING_LOCK = threading.Lock()
+
+
+@atexit.register
+def _stop_all_at_exit() -> None:
+    """At the process's exit (before its daemon threads are killed), each running checkpointer's last
+    checkpoint: the writes of a Memory never closed reach the database file, as a close's would."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for checkpointer in running:
+        checkpointer.stop()
