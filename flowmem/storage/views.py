@@ -23,10 +23,17 @@ Sessions arrive in pieces (the platform sends at most 20 messages per Add), so t
 planner works on a session's tail: everything before the start of the last segment is
 final, and `plan_tail` returns the windows and segments that end at or after it. A
 session added in any number of pieces ends with the same views as one added whole.
+
+Forgetting a message (plan_removal()) changes few views: the later messages move up a
+position and keep their views, moved up with them, but for the windows that held the
+message and the segments around it. Segments are cut greedily from a boundary, so the
+segments are planned again from the boundary before the message until the old and new
+plans cut at the same message, from where on they are the old ones moved up (where no pause
+cuts them, that is the session's end).
 """
 from __future__ import annotations
 
-from typing import Hashable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Hashable, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 # The view kinds: the one place they are spelled. Storage, the index layout (fts.py) and
 # retrieval all name a kind through these constants.
@@ -101,6 +108,71 @@ def plan_tail(
             kept.append(s)
     new_start = segments[-1].first if segments else segment_start
     return kept, new_start
+
+
+def is_window(n: int, size: int, first: int, last: int) -> bool:
+    """Whether messages `first` to `last` of an `n`-message session are one of its windows (window_spans())."""
+    if n < 2 or size < 2:
+        return False
+    if n < size:
+        return (first, last) == (1, n)
+    return last - first + 1 == size and first >= 1 and last <= n
+
+
+class Removal(NamedTuple):
+    """The windows and segments that forgetting a message makes (plan_removal()), at the positions
+    the session's messages take once it is gone."""
+
+    windows: List[Span]  # the windows that hold its two neighbours (a short session's one window)
+    segments: List[Span]  # those from `start` to old position `last` (less the one forgotten), as plan_tail keeps them
+    last: int  # the old position up to which segments were planned again: later ones are the old ones, moved up
+    segment_start: int  # the start of the session's last segment
+
+
+def plan_removal(times: Iterable[Tuple[int, Optional[int]]], n: int, removed: int, start: int, segment_start: int,
+                 window_size: int, segment_max_messages: int, segment_max_gap_ms: int) -> Removal:
+    """What forgetting message `removed` of an `n`-message session makes of its windows and segments.
+
+    `times` are (position, Unix ms or None) of the messages from `start` on, in order, read as
+    far as needed: `start` is a boundary of the session's segments before `removed` (or 1), from
+    where both the old and the new segments are cut greedily (segment_spans()) until both cut at
+    the same message. `segment_start` is where the old last segment starts.
+    """
+    left = n - 1
+    if left < window_size:
+        windows = window_spans(left, window_size)
+    else:
+        windows = [w for w in window_spans(left, window_size, removed) if w.first < removed]
+    raw: List[Span] = []
+    old_first, new_first = start, 0  # the segment each plan is in (0: the new plan has no message yet)
+    old_before: Optional[int] = None
+    new_before: Optional[int] = None
+    last, new_start = n, segment_start - 1
+    size, gap = segment_max_messages, segment_max_gap_ms
+    # A session left shorter than a window has one window of all its messages, which a segment
+    # anywhere in it may now equal: its segments are all planned again.
+    short = left < window_size
+    for seq, now in times:
+        old_cut = seq == start or seq - old_first >= size or _paused(old_before, now, gap)
+        old_first, old_before = seq if old_cut else old_first, now
+        if seq == removed:
+            continue
+        at = seq if seq < removed else seq - 1
+        cut = not new_first or at - new_first >= size or _paused(new_before, now, gap)
+        new_before = now
+        if cut:
+            if new_first:
+                raw.append(Span(SEGMENT, new_first, at - 1))
+            if old_cut and seq > removed and not short:  # both cut here: from here on the old ones, moved up
+                last = seq - 1
+                break
+            new_first = at
+    else:  # planned to the end: the last segment is a new one
+        if new_first:
+            raw.append(Span(SEGMENT, new_first, left))
+        new_start = new_first or start
+    kept = [s for s in raw if s.first != s.last and not is_window(left, window_size, s.first, s.last)]
+    return Removal(windows, kept, last, new_start)
 
 
 def turn_spans(speakers: Sequence[Hashable], times: Sequence[Optional[int]], max_gap_ms: int,

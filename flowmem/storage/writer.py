@@ -5,18 +5,18 @@ on the writer connection: what one call writes commits whole or not at all. A
 session's views are ranges of its messages (views.py); each is one FTS5 document
 whose terms are its messages' tokens (fts.py), and the user's statistics per view
 kind (`user_stats`) move with every view written or removed. A view's document is
-joined from its messages' terms, each made once per call and kind (_Documents), and
+joined from its messages' terms, each made once per call and kind (Documents), and
 sync_views() hands SQLite the index entries it adds, and those it removes, in one
 executemany each.
 """
 from __future__ import annotations
 
 import sqlite3
-from typing import Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
-from ..text import timeexpr
 from ..text.features import derive
-from . import fts, listing, metadata_index, views
+from . import fts, listing, views
+from .documents import Documents, Text, message_text
 from .rows import lookup_user_key
 from .session_rows import retire
 from .settings import ViewSettings, read_marks, write_deletions_mark
@@ -35,7 +35,7 @@ def sync_views(conn: sqlite3.Connection, settings: ViewSettings, user_key: int, 
         (session_key, since),
     ).fetchall()
     times = {seq: ts for seq, ts, _, _ in tail}
-    documents = _Documents(user_key, {seq: _text(toks, speaker) for seq, _, toks, speaker in tail})
+    documents = Documents(user_key, {seq: message_text(toks, speaker) for seq, _, toks, speaker in tail})
     planned, new_segment_start = views.plan_tail(
         times, n, segment_start, settings.window_size, settings.segment_max_messages,
         settings.segment_max_gap_s * 1000
@@ -72,7 +72,7 @@ def _count(conn: sqlite3.Connection, user_key: int, deltas: Deltas) -> None:
         conn.execute("DELETE FROM user_stats WHERE user_key = ? AND n_docs = 0 AND total_length = 0", (user_key,))
 
 
-def _remove(conn: sqlite3.Connection, removed: Sequence[Tuple[int, views.Span]], documents: _Documents,
+def _remove(conn: sqlite3.Connection, removed: Sequence[Tuple[int, views.Span]], documents: Documents,
             deltas: Deltas) -> None:
     """Unindex and delete the views `removed` ((doc id, span) each), counting them out of `deltas`."""
     unindexed = []
@@ -87,7 +87,7 @@ def _remove(conn: sqlite3.Connection, removed: Sequence[Tuple[int, views.Span]],
     conn.executemany("DELETE FROM views WHERE doc_id = ?", [(doc_id,) for doc_id, _ in removed])
 
 
-def _add(conn: sqlite3.Connection, session_key: int, added: Sequence[views.Span], documents: _Documents,
+def _add(conn: sqlite3.Connection, session_key: int, added: Sequence[views.Span], documents: Documents,
          deltas: Deltas, doc_ids: Optional[Iterator[int]] = None) -> None:
     """Insert and index the views `added`, in this order (their doc ids follow it, taken from `doc_ids`
     while it lasts), counting them into `deltas`."""
@@ -184,13 +184,11 @@ def delete_message(conn: sqlite3.Connection, settings: ViewSettings, user_id: st
     """Remove one message of a user (the one whose id names position `number` of the session tagged
     `tag`) as completely as delete_session() removes a session; None if the user has no such message.
 
-    The session is then what it would be had the message never been added: the later messages
-    move up a position (each keeps its id: `number` keeps what the id names), the session's views
-    are made again from the messages left (sync_views(), as for a session added whole) and the
-    user's statistics move with them. The rebuilt views take the session's old doc ids, in
-    order, so they keep their place among other sessions' views (ties are broken by doc id:
-    retrieval/bm25.py). The deletion is logged for the session (log_deletion()), so every Store
-    forgets what it cached of it. A session's only message goes with its session (delete_session()).
+    The session is then what it would be had the message never been added, views and statistics
+    as sync_views() would make them of the messages left (_forget()): the later messages move up
+    a position (each keeps its id: `number` keeps what the id names). The deletion is logged for
+    the session (log_deletion()), so every Store forgets what it cached of it. A session's only
+    message goes with its session (delete_session()).
     """
     user_key = lookup_user_key(conn, user_id)
     found = None if user_key is None else conn.execute(
@@ -203,23 +201,123 @@ def delete_message(conn: sqlite3.Connection, settings: ViewSettings, user_id: st
     if n == 1:
         delete_session(conn, user_id, session_id)
         return DeletedMessage(session_id, seq)
-    old_ids = _drop_views(conn, user_key, session_key)
-    conn.execute("DELETE FROM messages WHERE session_key = ? AND seq = ?", (session_key, seq))
-    # Two steps, through negative positions: no moment where two messages hold one position.
-    conn.execute("UPDATE messages SET number = coalesce(number, seq), seq = 1 - seq WHERE session_key = ? AND seq > ?",
-                 (session_key, seq))
-    conn.execute("UPDATE messages SET seq = -seq WHERE session_key = ? AND seq < 0", (session_key,))
-    conn.execute("UPDATE sessions SET deleted_messages = deleted_messages + 1 WHERE session_key = ?", (session_key,))
-    metadata_index.reindex_session(conn, user_key, session_key)
-    sync_views(conn, settings, user_key, session_key, 0, n - 1, 1, iter(old_ids))
+    _forget(conn, settings, user_key, session_key, n, seq)
     log_deletion(conn, user_key, session_key)
     return DeletedMessage(session_id, seq)
+
+
+def _forget(conn: sqlite3.Connection, settings: ViewSettings, user_key: int, session_key: int, n: int,
+            removed: int) -> None:
+    """Take message `removed` out of its `n`-message session, and out of the views that held it.
+
+    Only the views that change are unindexed and indexed again (views.plan_removal()): those that
+    held the message, and the segments re-cut around it. Every later view holds what it held, so
+    its row moves up a position with its messages and its index entry stays; rebuilding every view
+    of a 20,000-message session held the write lock for seconds (docs/write_stalls.md). The new
+    views take the doc ids of those they replace, in order, so they keep their place among other
+    sessions' views (ties are broken by doc id: retrieval/bm25.py)."""
+    segment_start = conn.execute("SELECT segment_start FROM sessions WHERE session_key = ?",
+                                 (session_key,)).fetchone()[0]
+    start = _boundary_before(conn, settings, session_key, removed, segment_start)
+    texts: Dict[int, Text] = {}
+    plan = _plan_removal(conn, settings, session_key, n, removed, start, segment_start, texts)
+    gone, added = _changed_views(conn, settings, session_key, removed, start, plan)
+    deltas: Deltas = {}
+    _remove(conn, gone, Documents(user_key, texts), deltas)
+    conn.execute("DELETE FROM messages WHERE session_key = ? AND seq = ?", (session_key, removed))
+    conn.execute("DELETE FROM metadata_index WHERE session_key = ? AND seq = ?", (session_key, removed))
+    _close_gap(conn, "messages", session_key, removed, "number = coalesce(number, seq), ")
+    _close_gap(conn, "metadata_index", session_key, removed)
+    # What is left after `removed` held none of it: it moves up with its messages, as it is.
+    conn.execute("UPDATE views SET first_seq = first_seq - 1, last_seq = last_seq - 1"
+                 " WHERE session_key = ? AND last_seq > ?", (session_key, removed))
+    moved = {seq - (seq > removed): text for seq, text in texts.items() if seq != removed}
+    _add(conn, session_key, added, Documents(user_key, moved), deltas, iter(sorted(doc for doc, _ in gone)))
+    conn.execute("UPDATE sessions SET n_messages = ?, segment_start = ?, deleted_messages = deleted_messages + 1"
+                 " WHERE session_key = ?", (n - 1, plan.segment_start, session_key))
+    _count(conn, user_key, deltas)
+
+
+def _boundary_before(conn: sqlite3.Connection, settings: ViewSettings, session_key: int, removed: int,
+                     segment_start: int) -> int:
+    """Where a segment of the session starts before message `removed` (1 for the first): the last
+    segment's start, or else the nearest stored segment's (a segment alone or as long as a window
+    is no view, so some starts are not stored; any start will do, the nearest costs least)."""
+    if segment_start < removed:
+        return segment_start
+    found = conn.execute(  # a segment starting before `removed` ends before removed + segment_max_messages - 1
+        "SELECT first_seq FROM views WHERE session_key = ? AND last_seq < ? AND kind = ? AND first_seq < ?"
+        " ORDER BY last_seq DESC LIMIT 1",
+        (session_key, removed + settings.segment_max_messages - 1, views.SEGMENT, removed)).fetchone()
+    return found[0] if found else 1
+
+
+def _plan_removal(conn: sqlite3.Connection, settings: ViewSettings, session_key: int, n: int, removed: int,
+                  start: int, segment_start: int, texts: Dict[int, Text]) -> views.Removal:
+    """views.plan_removal() of the session, reading its messages from the first a changed view holds
+    as far as the plan needs; `texts` gets the text of every message read (message_text())."""
+    first = max(1, min(start, removed - settings.window_size + 1))
+    windows_end = removed + settings.window_size - 1  # the last message a window holding `removed` holds
+    rows = conn.execute("SELECT seq, timestamp_ms, tokens, speaker FROM messages WHERE session_key = ? AND seq >= ?"
+                        " ORDER BY seq", (session_key, first))
+
+    def times() -> Iterator[Tuple[int, Optional[int]]]:
+        for seq, timestamp_ms, tokens, speaker in rows:
+            texts[seq] = message_text(tokens, speaker)
+            if seq >= start:
+                yield seq, timestamp_ms
+
+    plan = views.plan_removal(times(), n, removed, start, segment_start, settings.window_size,
+                              settings.segment_max_messages, settings.segment_max_gap_s * 1000)
+    if max(texts) < windows_end:
+        for seq, _, tokens, speaker in rows:
+            texts[seq] = message_text(tokens, speaker)
+            if seq >= windows_end:
+                break
+    rows.close()
+    return plan
+
+
+def _changed_views(conn: sqlite3.Connection, settings: ViewSettings, session_key: int, removed: int, start: int,
+                   plan: views.Removal) -> Tuple[List[Tuple[int, views.Span]], List[views.Span]]:
+    """The views that forgetting message `removed` ends ((doc id, span at the old positions)) and those
+    it makes (at the new ones, in the order sync_views() adds views)."""
+    longest = max(settings.window_size, settings.segment_max_messages)  # no view holds more messages
+    gone = {doc_id: views.Span(kind, first, last) for doc_id, kind, first, last in conn.execute(
+        "SELECT doc_id, kind, first_seq, last_seq FROM views WHERE session_key = ? AND last_seq BETWEEN ? AND ?"
+        " AND first_seq <= ?", (session_key, removed, removed + longest - 1, removed))}
+    segments = set(plan.segments)
+    for doc_id, first, last in conn.execute(
+            "SELECT doc_id, first_seq, last_seq FROM views WHERE session_key = ? AND last_seq BETWEEN ? AND ?"
+            " AND kind = ? AND first_seq >= ?", (session_key, start, plan.last, views.SEGMENT, start)).fetchall():
+        moved = views.Span(views.SEGMENT, first - (first > removed), last - (last > removed))
+        if doc_id in gone or moved not in segments:
+            gone[doc_id] = views.Span(views.SEGMENT, first, last)
+        else:
+            segments.discard(moved)  # the same messages: it stays, moved up
+    added = sorted([*plan.windows, *segments], key=lambda s: (s.first, views.KINDS.index(s.kind), s.last))
+    return sorted(gone.items()), added
+
+
+def _close_gap(conn: sqlite3.Connection, table: str, session_key: int, removed: int, also: str = "") -> None:
+    """Move the rows of `table` at a session's positions after `removed` up one (`also`: more columns to set)."""
+    where = " WHERE session_key = ? AND seq > ?"
+    try:
+        # SQLite checks each row's new position is free as it moves it: rows visited in position order
+        # (the scan of the (session_key, seq) index, as every plan so far reads them) each take the
+        # place the one before left.
+        conn.execute("UPDATE %s SET %sseq = seq - 1%s" % (table, also, where), (session_key, removed))
+    except sqlite3.IntegrityError:
+        # Visited in another order the statement stops, undone whole: two steps then, through
+        # negative positions, so that no two rows ever hold one position.
+        conn.execute("UPDATE %s SET %sseq = 1 - seq%s" % (table, also, where), (session_key, removed))
+        conn.execute("UPDATE %s SET seq = -seq WHERE session_key = ? AND seq < 0" % table, (session_key,))
 
 
 def _drop_views(conn: sqlite3.Connection, user_key: int, session_key: int, counted: bool = True) -> List[int]:
     """Unindex and delete every view of a session, counting them out of the user's statistics (unless
     not `counted`: the caller removes them whole); their doc ids."""
-    documents = _Documents(user_key, {seq: _text(toks, speaker) for seq, toks, speaker in conn.execute(
+    documents = Documents(user_key, {seq: message_text(toks, speaker) for seq, toks, speaker in conn.execute(
         "SELECT seq, tokens, speaker FROM messages WHERE session_key = ?", (session_key,))})
     removed = [(doc_id, views.Span(kind, first, last)) for doc_id, kind, first, last in conn.execute(
         "SELECT doc_id, kind, first_seq, last_seq FROM views WHERE session_key = ? ORDER BY doc_id",
@@ -274,61 +372,6 @@ def seal_deletions(conn: sqlite3.Connection, seen: int) -> None:
         conn.execute("INSERT INTO deletions (seq, user_key, session_key) VALUES (?, ?, ?)", (upto, user, WHOLE_USER))
         write_deletions_mark(conn, upto)
     conn.execute("DELETE FROM deletions WHERE seq <= ?", (upto - DELETION_LOG_ROWS,))
-
-
-Text = Tuple[str, str, int]  # a message's tokens and its speaker's, space-separated, and its words (_text())
-
-
-def _text(tokens: str, speaker: str) -> Text:
-    """A stored message's tokens and speaker tokens, one space apart, and how many of its tokens
-    are words, not date tokens: counted once per message, not once per view holding it."""
-    split = tokens.split()
-    return " ".join(split), " ".join(speaker.split()), len(split) - timeexpr.count_date_tokens(tokens)
-
-
-class _Documents:
-    """Views' indexed documents and their lengths for BM25, made from their messages' texts.
-
-    The length counts the words of the text only: a message's speaker and its date
-    tokens are indexed but not counted, so that a dated message does not look
-    longer, and so less relevant per word, than an undated one. (Counting the date
-    tokens cost LoCoMo multi-hop questions 0.022 Hit@10; docs/results.md, Time-aware memory.)
-
-    A document is the text fts.document() makes of the view's tokens: each token's index
-    term (its kind's prefix, then the token), one space apart. Here it is made from each
-    message's stored tokens, already one space apart, by one str.replace that puts the
-    prefix after every space, once per message and kind (a window's or segment's is its
-    messages' joined): a message sits in a message view, window_size windows and a
-    segment or two, and prefixing its every token in Python anew for each view took
-    about a tenth of an Add's time.
-    """
-
-    def __init__(self, user_key: int, texts: Mapping[int, Text]) -> None:
-        self._texts = texts
-        self._prefixes = {kind: fts.kind_prefix(user_key, kind) for kind in (*views.KINDS, fts.SPEAKER)}
-        self._terms: Dict[Tuple[str, int], str] = {}
-
-    def __call__(self, span: views.Span) -> Tuple[str, int]:
-        """The document of the view `span` and its length."""
-        if span.kind == views.MESSAGE:  # its speaker is indexed with it, as terms of their own kind
-            tokens, speaker, words = self._texts[span.first]
-            parts = [_terms(self._prefixes[views.MESSAGE], tokens), _terms(self._prefixes[fts.SPEAKER], speaker)]
-            return " ".join(filter(None, parts)), words
-        seqs = range(span.first, span.last + 1)
-        parts = [self._message(span.kind, seq) for seq in seqs]
-        return " ".join(filter(None, parts)), sum(self._texts[seq][2] for seq in seqs)
-
-    def _message(self, kind: str, seq: int) -> str:
-        """Message `seq`'s part of a window's or segment's document ("" for a message without tokens)."""
-        terms = self._terms.get((kind, seq))
-        if terms is None:
-            terms = self._terms[kind, seq] = _terms(self._prefixes[kind], self._texts[seq][0])
-        return terms
-
-
-def _terms(prefix: str, tokens: str) -> str:
-    """The index terms of `tokens` (one space apart) with `prefix`, one space apart: fts.document()'s text."""
-    return prefix + tokens.replace(" ", " " + prefix) if tokens else ""
 
 
 def insert_row(conn: sqlite3.Connection, sql: str, parameters: Sequence[object]) -> int:
