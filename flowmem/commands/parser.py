@@ -12,10 +12,15 @@ argparse, left alone, answers a wrong flag with the whole usage (dozens of lines
 takes `--api-key abc` for `--api-key-file abc` (a prefix of a longer flag): Parser
 allows no abbreviations and prints one line, `flowmem serve: error: ...`, with a
 near flag if there is one and where to look.
+
+A flag whose argument the Python API, HTTP or MCP names otherwise is taken under that
+name too (ALIASES): `flowmem search --limit 3` as `m.search(..., limit=3)`, `--user-id`
+as `user_id`. Help shows the flag once and names the other spelling beside it.
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import difflib
 import textwrap
 from typing import Any, Callable, List, NoReturn, Sequence
@@ -36,6 +41,11 @@ SHORT_TEXT = {
 }
 
 
+# A command's flag -> the other names its argument has (Python, HTTP, MCP), taken as flags too: a user
+# types the name they know (`search --limit 3` was "unrecognized arguments").
+ALIASES = {"--top-k": ("--limit",), "--user": ("--user-id",), "--session": ("--session-id",)}
+
+
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser that takes no abbreviated flags and reports a usage error in one line."""
 
@@ -43,6 +53,13 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         kwargs.setdefault("formatter_class", Formatter)
         super().__init__(*args, **kwargs)
+
+    def add_argument(self, *names: Any, **kwargs: Any) -> argparse.Action:
+        """argparse's add_argument(), a flag of ALIASES taking its other names as well (help says so)."""
+        aliases = [alias for name in names for alias in ALIASES.get(name, ()) if alias not in names]
+        if aliases and kwargs.get("help") not in (None, argparse.SUPPRESS):
+            kwargs["help"] = "%s; also %s" % (kwargs["help"], ", ".join(aliases))
+        return super().add_argument(*names, *aliases, **kwargs)
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         # argparse lists every choice and names none; a command or choice mistyped gets the nearest.
@@ -76,6 +93,14 @@ class Formatter(argparse.HelpFormatter):
             widest = max((len(self._format_action_invocation(a)) for a in subactions()), default=0)
             self._action_max_length = max(self._action_max_length,
                                           widest + self._current_indent + self._indent_increment)
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        # An alias is named in the flag's help ("; also --limit"), not beside the flag: help stays one line.
+        aliases = {alias for name in action.option_strings for alias in ALIASES.get(name, ())}
+        if aliases:
+            action = copy.copy(action)
+            action.option_strings = [name for name in action.option_strings if name not in aliases]
+        return super()._format_action_invocation(action)
 
     def _split_lines(self, text: str, width: int) -> List[str]:
         # argparse's own wrapping breaks "comma-separated" after its hyphen.
