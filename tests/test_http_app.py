@@ -92,11 +92,16 @@ class BadInputTest(AppTestCase):
                 self.assert_error(status, 405, body, ["POST"])
                 self.assertEqual(headers["Allow"], "POST")
 
-    def test_a_bug_is_a_500_without_details(self):
+    def test_a_bug_is_a_500_without_details_and_its_traceback_goes_to_the_log(self):
         self.memory.search_body = None  # any unexpected exception inside the core
-        status, body, _ = self.call("POST", "/search", {"query": "x", "user_id": "u", "top_k": 1})
+        # assertLogs also keeps the traceback out of the test run's output, where it read as a failure.
+        with self.assertLogs("flowmem.http", "ERROR") as logged:
+            status, body, _ = self.call("POST", "/search", {"query": "x", "user_id": "u", "top_k": 1})
         self.assert_error(status, 500, body)
         self.assertEqual(body["detail"]["reason"], "internal error")
+        [record] = logged.records
+        self.assertEqual(record.getMessage(), "internal error on POST /search")
+        self.assertIs(record.exc_info[0], TypeError)
 
 
 class AuthTest(AppTestCase):
