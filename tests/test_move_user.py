@@ -199,6 +199,20 @@ class MoveUserTest(LoopbackClusterCase):
         with contextlib.redirect_stdout(io.StringIO()):
             return move_user.main(["--cluster", self.directory, user, to])
 
+    def test_a_user_with_forgotten_messages_moves_with_every_id_kept(self):
+        user = user_on("node2", "forgetful")
+        self.fill(user, sessions=2)
+        listed = self.front.list_messages(user)["data"]
+        for message in (listed[1], listed[4], listed[9]):  # one inside a session, the last of each
+            self.assertTrue(self.front.delete_message(user, message["id"])["deleted"])
+        before, ids = self.searches(user), [m["id"] for m in self.front.list_messages(user)["data"]]
+        self.assertEqual(self.run_move(user, "node3"), 0)
+        self.assertEqual(self.holders(user), ["node3"])
+        self.assertEqual((self.searches(user), [m["id"] for m in self.front.list_messages(user)["data"]]),
+                         (before, ids))
+        self.front.add(add_body(user, "session-0", ["%s: one more" % user], request_id="after-the-move"))
+        self.assertNotIn(listed[4]["id"], [m["id"] for m in self.front.list_messages(user)["data"]])
+
     def test_a_difference_or_a_node_failing_before_the_switch_puts_the_user_back_and_deletes_the_copy(self):
         user = user_on("node2", "aborted")
         self.fill(user)
