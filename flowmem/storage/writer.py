@@ -191,13 +191,17 @@ def delete_message(conn: sqlite3.Connection, settings: ViewSettings, user_id: st
     message goes with its session (delete_session()).
     """
     user_key = lookup_user_key(conn, user_id)
-    found = None if user_key is None else conn.execute(
-        "SELECT s.session_key, s.session_id, s.n_messages, m.seq FROM sessions s CROSS JOIN messages m"
-        " ON m.session_key = s.session_key WHERE s.tag = ? AND s.user_key = ?"
-        " AND (m.number = ? OR (m.number IS NULL AND m.seq = ?))", (tag, user_key, number, number)).fetchone()
-    if user_key is None or found is None:
+    session = None if user_key is None else conn.execute(
+        "SELECT session_key, session_id, n_messages FROM sessions WHERE tag = ? AND user_key = ?",
+        (tag, user_key)).fetchone()
+    # Two index lookups: one query with `number = ? OR seq = ?` read every message of the session.
+    found = None if session is None else conn.execute(
+        "SELECT seq FROM messages WHERE session_key = ? AND number = ?"
+        " UNION ALL SELECT seq FROM messages WHERE session_key = ? AND seq = ? AND number IS NULL",
+        (session[0], number, session[0], number)).fetchone()
+    if user_key is None or session is None or found is None:
         return None
-    session_key, session_id, n, seq = found
+    (session_key, session_id, n), seq = session, found[0]
     if n == 1:
         delete_session(conn, user_id, session_id)
         return DeletedMessage(session_id, seq)
