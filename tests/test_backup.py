@@ -8,12 +8,15 @@ import unittest
 from flowmem.config import load
 from flowmem.errors import BackupRefused
 from flowmem.memory import Memory
-from tests.helpers import CliMixin, MemoryTestCase, add_body
+from tests.cli_inprocess import InProcessCli
+from tests.helpers import MemoryTestCase, add_body
 
 QUESTIONS = ["What did Dana make at the pottery workshop?", "blue bowl", "evening class", "sunrise lake", "Priya"]
 
 
-class BackupTest(CliMixin, MemoryTestCase):
+class BackupTest(InProcessCli, MemoryTestCase):
+    """The `backup` command run in this process (tests/cli_inprocess.py): its refusals and output are main()'s."""
+
     def setUp(self):
         super().setUp()
         self.cli_dir = self.tmp

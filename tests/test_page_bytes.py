@@ -8,17 +8,14 @@ listing holds is the page and one row past it, not `limit` rows.
 """
 from __future__ import annotations
 
-import json
 import tracemalloc
 import unittest
 from typing import Any, Callable, Dict, List, Optional
 
 from flowmem import paging
-from flowmem.client import Client
 from flowmem.mcp import tools
 from flowmem.storage import listing
-from tests.helpers import CliMixin, MemoryTestCase, add_body
-from tests.server import ServerProcess
+from tests.helpers import MemoryTestCase, add_body
 
 BOUND = 10_000  # page_max_bytes in these tests
 BIG = 3_000  # characters of a big message: three fit a page, four do not
@@ -37,7 +34,6 @@ def contents(page: Dict[str, Any]) -> List[str]:
 
 def walked(fetch: Callable[[Optional[str]], Dict[str, Any]]) -> List[Any]:
     return list(paging.walk(fetch))
-
 
 
 def traced_peak(call):
@@ -218,30 +214,6 @@ class McpTest(BoundedPagesTestCase):
             if cursor is None:
                 break
         self.assertEqual(listed, stored)
-
-
-class ServerTest(BoundedPagesTestCase, CliMixin):
-    """A real server and the CLI, with the bound given as FLOWMEM_PAGE_MAX_BYTES."""
-
-    def test_the_client_and_the_cli_walk_every_message_and_add_through_short_pages(self):
-        stored = self.store([BIG] * 7 + [HUGE] + [BIG] * 3)
-        self.memory.close()
-        env = {"FLOWMEM_PAGE_MAX_BYTES": str(BOUND)}
-        server = ServerProcess(self.db_path(), env=env)
-        try:
-            client = Client(server.endpoint)
-            first = client.list_messages("u", limit=1000)
-            self.assertEqual(contents(first), stored[:3])
-            listed = walked(lambda c: client.list_messages("u", limit=1000, cursor=c))
-            self.assertEqual([m["content"] for m in listed], stored)
-            self.assertEqual([r["messages"][0]["content"] for r in client.export("u")], stored)
-        finally:
-            server.stop()
-        self.cli_dir = self.tmp
-        result = self.run_cli("export", "--db", self.db_path(), env=env)
-        self.assertEqual(result.returncode, 0, result.stderr)
-        lines = [json.loads(line) for line in result.stdout.splitlines()]
-        self.assertEqual([r["messages"][0]["content"] for r in lines], stored)
 
 
 if __name__ == "__main__":
