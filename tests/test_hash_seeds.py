@@ -1,20 +1,27 @@
-"""Search results are the same bytes under every PYTHONHASHSEED: each check runs a search in child processes.
+"""The same bytes under every PYTHONHASHSEED: each check runs in child processes, one per seed.
 
 flowmem's promise is byte-identical results on every run: a set's order, which follows the
-hash seed, must never reach a score or an order. Each test runs one script under several
-seeds, each in a process of its own (so this module is in the end-to-end tier; the search
-itself is tested in process in tests/test_search.py).
+hash seed, must never reach a score or an order, nor the evaluation suites the scores are
+measured on. Each test runs one script or command under several seeds, each in a process of
+its own (so this module is in the end-to-end tier; what they run is tested in process in
+tests/test_search.py, test_synthetic.py, test_synthetic_chat.py, test_chatstyle.py and test_meaning.py).
 """
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
+from tests import test_synthetic, test_synthetic_chat
 from tests.server import ROOT
+from tests.test_chatstyle import SAMPLE
+from tests.test_synthetic import SyntheticTestCase
 
 
-class DeterminismTest(unittest.TestCase):
+class SearchTest(unittest.TestCase):
+    """A search's results, its bridges and its coverage sums."""
+
     SCRIPT = r"""
 import json, sys, tempfile, os
 sys.path.insert(0, sys.argv[1])
@@ -90,6 +97,56 @@ print(sorted((key, repr(value)) for key, value in signals.coverage(query, pool).
 
     def test_coverage_is_the_same_float_across_hash_seeds(self):
         self.assertEqual(len(self._outputs(self.COVERAGE_SCRIPT, [str(seed) for seed in range(8)])), 1)
+
+
+class SyntheticSuiteTest(SyntheticTestCase):
+    """The synthetic suite's generator (tools.synthetic) as a command."""
+
+    def test_hash_seed_does_not_matter(self) -> None:
+        expected = test_synthetic.dumps(self.dataset).encode("utf-8")
+        with tempfile.TemporaryDirectory() as tmp:
+            for hash_seed in ("0", "4242"):
+                out = os.path.join(tmp, "suite-%s.json" % hash_seed)
+                env = dict(os.environ, PYTHONHASHSEED=hash_seed, PYTHONPATH=test_synthetic.REPO)
+                subprocess.run([sys.executable, *test_synthetic.CLI, "--seed", "1", "--size", "small", "--out", out],
+                               check=True, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                with open(out, "rb") as f:
+                    self.assertEqual(f.read(), expected, "PYTHONHASHSEED=%s changed the output" % hash_seed)
+
+
+class SyntheticChatTest(unittest.TestCase):
+    """The chat suite's generator (tools.synthetic --chat) as a command."""
+
+    def test_the_cli_writes_the_same_bytes_under_another_hash_seed(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "chat.json")
+            env = dict(os.environ, PYTHONHASHSEED="12345", PYTHONPATH=test_synthetic_chat.REPO)
+            subprocess.run([sys.executable, *test_synthetic_chat.CLI, "--chat", "--seed", "1", "--out", out],
+                           check=True, env=env, capture_output=True)
+            with open(out, encoding="utf-8") as f:
+                self.assertEqual(f.read(), test_synthetic_chat.TEXT)
+
+
+class ChatStyleTest(unittest.TestCase):
+    """LoCoMo's turns rewritten as chat (tools.evalkit.chatstyle)."""
+
+    def test_it_is_the_same_under_another_hash_seed(self):
+        script = ("import json; from tools.evalkit import dataset; from tools.evalkit.chatstyle import chat_style;"
+                  "print(json.dumps(dataset.to_json(chat_style(dataset.load_locomo(%r))), sort_keys=True))" % SAMPLE)
+        runs = {subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,
+                               env=dict(os.environ, PYTHONHASHSEED=seed)).stdout for seed in ("1", "2")}
+        self.assertEqual(len(runs), 1)
+
+
+class MeaningTest(unittest.TestCase):
+    """A message's meaning vector (flowmem.text.meaning), in a fresh process each."""
+
+    def test_message_vectors_are_the_same_in_a_fresh_process_with_another_hash_seed(self):
+        code = ("from flowmem.text import meaning;"
+                "print(meaning.message_vector(meaning.text_stems('my retired racing greyhound hates rain')).hex())")
+        outputs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                  env=dict(os.environ, PYTHONHASHSEED=seed)).stdout for seed in ("0", "1", "77")}
+        self.assertEqual(len(outputs), 1)
 
 
 if __name__ == "__main__":
