@@ -67,14 +67,17 @@ class ServiceSettings:
         "none means any")
     allowed_origins: str = setting("", "server", "web page origins allowed to call flowmem (CORS), comma-separated")
     top_k_cap: int = setting(100, "results", "the largest top_k a Search gets; a larger one is clamped to it")
-    # docs/results.md's Speed section measures what the two caches cost in RSS and save in search time.
+    # docs/results.md's Speed section measures what the session cache costs in RSS and saves in search
+    # time; docs/caches.md what a user's postings and vectors hold, and these bounds (docs/results/settings.md).
     cache_messages: int = setting(
         200_000, "database", "messages search keeps in memory between searches, one per 2,000 characters of a long "
         "one (about 1.2 KB of RSS per short message)")
-    cache_vectors: int = setting(20_000, "database", "messages whose meaning vectors search keeps (about 1.3 KB each)")
-    cache_words: int = setting(
-        5_000_000, "database", "words of users' messages whose postings search keeps in memory (about 7 bytes "
-        "each); a user with more is read from the index at every search")
+    cache_vector_bytes: int = setting(
+        26_000_000, "database", "bytes of users' meaning vectors search keeps in memory (about 1.3 KB a message, "
+        "a user's latest meaning_scan at most)")
+    cache_postings_bytes: int = setting(
+        40_000_000, "database", "bytes of users' message postings search keeps in memory (about 8 bytes a word, "
+        "more for a small user); a user with more is read from the index at every search")
     # Index settings: fixed per database. None means "as the database was built"; a new database
     # gets the defaults of storage.settings.ViewSettings (the only place they are written). A value given
     # that differs from the database's is refused, naming the `flowmem reindex` that applies it.

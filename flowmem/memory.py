@@ -124,8 +124,8 @@ class Memory(MemoryAPI):
         db_path.check(config.db, "the database path")
         self.config = config
         self.store = Store(config.db, settings=config.index_settings(), synchronous=config.synchronous,
-                           cache_messages=config.cache_messages, cache_words=config.cache_words,
-                           cache_vectors=config.cache_vectors,
+                           cache_messages=config.cache_messages, cache_postings_bytes=config.cache_postings_bytes,
+                           cache_vector_bytes=config.cache_vector_bytes,
                            read_only=read_only, create=create, checkpoints=config.checkpoints)
         self._ranking = config.ranking()
 

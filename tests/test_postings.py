@@ -88,8 +88,8 @@ class HeldPostingsTest(MemoryTestCase):
         self.assertEqual([i["content"] for i in self.search("kayak tent")], ["Dana: a green tent"])
         self.assert_same_as_index()
 
-    def test_a_user_with_more_words_than_the_cache_holds_is_read_from_the_index_with_the_same_results(self):
-        bounded = self.open_memory(cache_words=5)
+    def test_a_user_whose_postings_are_more_than_the_cache_holds_is_read_from_the_index_with_the_same_results(self):
+        bounded = self.open_memory(cache_postings_bytes=5)
         for i, text in enumerate(TEXTS):
             self.memory.add(add_body("u1", "s1", [text], request_id="r%d" % i))
         with bounded.store.reading() as reader:

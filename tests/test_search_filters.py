@@ -42,7 +42,7 @@ class SearchFiltersTest(MemoryTestCase):
 
     def setUp(self) -> None:
         super().setUp()
-        self.memories = [self.memory, self.open_memory("uncached.db", cache_words=0)]  # postings from the index
+        self.memories = [self.memory, self.open_memory("uncached.db", cache_postings_bytes=0)]  # postings: the index's
         for memory in self.memories:
             for session, said in SESSIONS.items():
                 memory.add({"request_id": session, "user_id": "u1", "session_id": session,

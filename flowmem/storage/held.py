@@ -1,7 +1,8 @@
 """What a Store holds in memory between transactions, and what tells it to let go.
 
 A Store keeps the sessions search read (session_cache.py), users' message postings
-(postings.py) and their meaning vectors (vectors.py), all in BoundedCaches, and the
+(postings.py) and their meaning vectors (vectors.py), all in BoundedCaches (the last two
+bounded by bytes, and admitting a user only in place of those idle longer: admission.py), and the
 index generation and settings it reads with. Other writers change what those hold, in
 this process or another, in two sizes:
 
@@ -29,7 +30,7 @@ from .bounded_cache import BoundedCache
 from .postings import HeldPostings
 from .session_cache import SessionCache
 from .settings import IndexState, ViewSettings, decode_settings, index_problem, read_marks, read_meta
-from .vectors import HeldVectors
+from .vectors import HeldVectors, nbytes as vector_bytes
 from .writer import WHOLE_USER
 
 log = logging.getLogger("flowmem.store")
@@ -40,13 +41,15 @@ Deletion = Tuple[int, int, int]  # (seq, user_key, session_key or WHOLE_USER): o
 class Held:
     """A Store's session, postings and vectors caches and its index state, kept current with the file."""
 
-    def __init__(self, path: str, cache_messages: int, cache_words: int, cache_vectors: int = 0):
+    def __init__(self, path: str, cache_messages: int, cache_postings_bytes: int, cache_vector_bytes: int = 0):
         self.path = path
         self.sessions = SessionCache(cache_messages)
+        # Bounded by what they hold in bytes, and shared by users by admission (admission.py): a user
+        # searched no sooner than those held waits outside rather than evicting the next one searched.
         self.postings: BoundedCache[HeldPostings] = BoundedCache(
-            cache_words, lambda held: held.n_messages, lambda held: held.words)
+            cache_postings_bytes, lambda held: held.n_messages, lambda held: held.nbytes, admission=True)
         self.vectors: BoundedCache[HeldVectors] = BoundedCache(
-            cache_vectors, lambda held: held.n_messages, lambda held: len(held.docs))
+            cache_vector_bytes, lambda held: held.n_messages, vector_bytes, admission=True)
         self.index = IndexState(-1, ViewSettings())  # the newest generation seen, the last deletion applied
         self._lock = threading.Lock()
 

@@ -18,7 +18,11 @@ with the messages added since, read from the sessions that grew:
   write by another process is seen as the session cache sees it.
 
 Each extension makes a new HeldPostings and shares the arrays of the tokens it did not
-touch: a search still reading an older one is never changed under it. A message view's
+touch: a search still reading an older one is never changed under it. What an entry
+costs in memory (`nbytes`, what counts against the cache's bound) is counted as it is
+extended: 4 bytes an occurrence, 20 a message, and TERM_BYTES plus its length a token
+(its dict slot, tuple, array and interned string), so a user of few words per token costs
+more per word than one of many (tests/test_cache_bytes.py checks both against tracemalloc). A message view's
 indexed document is its message's tokens plus its speaker (writer.py), so the message
 tokens are its postings; tests/test_postings.py checks them against FTS5 itself.
 """
@@ -50,6 +54,7 @@ class HeldPostings(NamedTuple):
     # (kind, token) -> windows or segments holding it, as read from the index: a memo, filled by
     # Reader.doc_freqs(), valid while this version is (they change only as messages arrive)
     context_doc_freqs: Dict[Tuple[str, str], int]
+    nbytes: int = 0  # what it holds in memory, estimated (the module's docstring)
 
     def locate(self, doc: int) -> Optional[Tuple[int, int]]:
         """(session key, position) of the message view `doc`; None if not held."""
@@ -97,6 +102,13 @@ class HeldPostings(NamedTuple):
 
 EMPTY = HeldPostings(0, {}, {}, 0, array("I"), array("q"), array("I"), array("I"), {})
 _WIDE = 2 ** 32  # doc ids from here on are held in 8 bytes, not 4
+# Bytes besides its occurrences: a token's (its dict slot, (array, count) tuple, array object and
+# interned string, less its characters), a message view's (its doc id's 4 or 8 bytes besides: its
+# session, position and length) and a session's (its dict slot, tuple, id and tag). Checked against
+# tracemalloc: tests/test_cache_bytes.py.
+TERM_BYTES = 250
+VIEW_BYTES = 16
+SESSION_BYTES = 250
 
 
 def _joined(old: "array[int]", new: "array[int]") -> "array[int]":
@@ -113,6 +125,7 @@ def extended(held: HeldPostings, sessions: Mapping[int, Tuple[int, str, str]],
     `sessions`' messages and `words` words."""
     grown: Dict[str, List] = {}  # token -> [new occurrences' doc ids, docs newly holding it]
     code = "q" if added and added[-1][0] >= _WIDE else "I"
+    size = array(code).itemsize
     for doc, _, _, _, text in added:
         for token in text.split():
             entry = grown.get(token)
@@ -123,13 +136,21 @@ def extended(held: HeldPostings, sessions: Mapping[int, Tuple[int, str, str]],
                 entry[1] += 1
             docs.append(doc)
     terms = dict(held.terms)
+    nbytes = held.nbytes + len(added) * (size + VIEW_BYTES) + (len(sessions) - len(held.sessions)) * SESSION_BYTES
     for token, (docs, n_docs) in grown.items():
         old = terms.get(token)
         terms[intern(token)] = (docs, n_docs) if old is None else (_joined(old[0], docs), old[1] + n_docs)
+        nbytes += len(docs) * size + (TERM_BYTES + len(token) if old is None else 0)
     columns = list(zip(*added)) or [(), (), (), ()]
     return HeldPostings(sum(n for n, _, _ in sessions.values()), dict(sessions), terms, words,
                         _joined(held.docs, array(code, columns[0])), held.doc_sessions + array("q", columns[1]),
-                        held.positions + array("I", columns[2]), held.lengths + array("I", columns[3]), {})
+                        held.positions + array("I", columns[2]), held.lengths + array("I", columns[3]), {}, nbytes)
+
+
+def least_bytes(words: int, n_messages: int) -> int:
+    """The fewest bytes a user's postings of `words` words in `n_messages` messages hold: what the
+    cache is asked to make room for before they are read (Reader.held_postings())."""
+    return words * array("I").itemsize + n_messages * (array("I").itemsize + VIEW_BYTES)
 
 
 def count_rows(rows: Iterable[Tuple[str, int]]) -> Dict[str, Dict[int, int]]:

@@ -13,7 +13,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tup
 from . import fts, metadata_index, session_load
 from .bounded_cache import BoundedCache
 from .metadata_index import Pairs
-from .postings import EMPTY, HeldPostings, count_rows, extended
+from .postings import EMPTY, HeldPostings, count_rows, extended, least_bytes
 from .rows import MessageRow, ViewRow, lookup_user_key, view_rows
 from .session_cache import SessionCache, SessionData
 from .settings import IndexState
@@ -81,16 +81,17 @@ class Reader:
         return statistics
 
     def held_postings(self, user_key: int) -> Optional[HeldPostings]:
-        """The user's message postings in memory (postings.py), extended to this snapshot;
-        None when the user has more words than the cache holds (their postings are then read from the index)."""
+        """The user's message postings in memory (postings.py), extended to this snapshot; None when the
+        cache would not keep them (more than it holds, or a user searched no sooner than those it holds:
+        admission.py), their postings then read from the index."""
         if user_key in self._held:
             return self._held[user_key]
         n_messages, words = self.bm25_statistics(user_key).get(MESSAGE, (0, 0))
         held = None
         cache = self.postings_cache
-        if cache is not None and words <= cache.bound:
-            held = cache.get(user_key, n_messages, lambda old: self._extend(user_key, old or EMPTY, words),
-                             self._generation, self._deletions)
+        if cache is not None:  # none when they cannot be kept: heavier than the bound, or not admitted
+            held = cache.get_kept(user_key, n_messages, lambda old: self._extend(user_key, old or EMPTY, words),
+                                  least_bytes(words, n_messages), self._generation, self._deletions)
         self._held[user_key] = held
         return held
 

@@ -64,7 +64,9 @@ def _extended(conn: sqlite3.Connection, session_key: int, n_messages: int, held:
     new, new_rows, cost = _messages(conn, session_key, held.n_messages)
     if held.n_messages + len(new) != n_messages or min(new) != held.n_messages + 1:
         return _whole(conn, session_key, n_messages)  # not the held messages plus appends: never seen, but exact
-    messages, rows = {**held.messages, **new}, {**held.rows, **new_rows}
+    messages, rows = dict(held.messages), dict(held.rows)  # dict(): a copy at memcpy speed, then the new few
+    messages.update(new)
+    rows.update(new_rows)
     kept = _ending_before(held.views, held.segment_start)
     read = tuple(_context_views(conn, session_key, held.segment_start, n_messages))
     context = held.views[:kept] + read

@@ -69,8 +69,8 @@ log = logging.getLogger("flowmem.store")
 class Store:
     """One flowmem database file. Thread-safe; call close() when done."""
 
-    def __init__(self, path: str, *, synchronous: str, cache_messages: int, cache_words: int = 0,
-                 cache_vectors: int = 0,
+    def __init__(self, path: str, *, synchronous: str, cache_messages: int, cache_postings_bytes: int = 0,
+                 cache_vector_bytes: int = 0,
                  settings: SettingsRequest = None,
                  idle_readers: int = 16, read_only: bool = False, create: bool = True, check_index: bool = True,
                  checkpoints: str = "flowmem"):
@@ -83,9 +83,9 @@ class Store:
         (`check_index=False` skips both, for reindex() only). `synchronous` is SQLite's
         durability setting (FULL: an acknowledged Add survives power loss); `idle_readers`
         is how many idle read connections are kept; `cache_messages` bounds the
-        messages search keeps in memory between searches (session_cache.py), `cache_words`
-        the words of users' messages whose postings it keeps (postings.py), `cache_vectors` the
-        messages whose meaning vectors it keeps (vectors.py).
+        messages search keeps in memory between searches (session_cache.py), `cache_postings_bytes`
+        the bytes of users' message postings it keeps (postings.py), `cache_vector_bytes` those of
+        their meaning vectors (vectors.py).
         `read_only` opens the file read-only (no writes of any kind, no migration);
         `create=False` refuses a missing file instead of creating it. `checkpoints`: "flowmem"
         (a background thread, checkpointer.py) or "external" (never this Store: Litestream's).
@@ -97,7 +97,7 @@ class Store:
         self._synchronous = synchronous
         self._own_checkpoints = checkpoints != "external"
         self._idle_readers = idle_readers
-        self._held = Held(path, cache_messages, cache_words, cache_vectors)
+        self._held = Held(path, cache_messages, cache_postings_bytes, cache_vector_bytes)
         self._idle: "queue.LifoQueue[sqlite3.Connection]" = queue.LifoQueue()
         self._write_lock = FairLock()  # first come, first served: an import's next chunk waits behind Adds
         self._writer: Optional[sqlite3.Connection] = None

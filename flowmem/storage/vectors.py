@@ -16,7 +16,10 @@ search's cost in a heavy memory (Config.meaning_scan). As for postings (postings
 user's messages only grow, so an entry is extended with the messages added since, read
 from the sessions that grew; a deletion makes the Store forget the user's entry.
 Each extension makes a new HeldVectors: a search reading an older one is never changed
-under it.
+under it. What an entry holds in memory (nbytes(), what counts against the cache's bound):
+its components' slots, `dims` x SLOT bits a vector, and VECTOR_BYTES more a vector (its doc
+id, its key and its place in the positions memo), measured with tracemalloc
+(tests/test_cache_bytes.py, docs/caches.md): about 1.3 KB a vector at 256 dimensions.
 """
 from __future__ import annotations
 
@@ -48,6 +51,13 @@ class HeldVectors(NamedTuple):
 
 
 BIAS = 1 << 31  # added to every slot of shifted_dots(): dot products are within +-2**31 less OFFSET x 2**16 x dims
+VECTOR_BYTES = 240  # a vector's doc id, key ((session, position) in a list) and memo entry, beside its slots
+SESSION_BYTES = 100  # a session's entry in `sessions`
+
+
+def nbytes(held: HeldVectors) -> int:
+    """What `held` holds in memory, estimated (the module's docstring)."""
+    return len(held.docs) * ((held.dims + 1) * SLOT // 8 + VECTOR_BYTES) + len(held.sessions) * SESSION_BYTES
 
 
 def empty(dims: int) -> HeldVectors:

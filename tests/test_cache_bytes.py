@@ -1,0 +1,70 @@
+"""The caches of users' postings and vectors count what an entry holds in bytes (issue 31, item 7).
+
+Their bounds are in bytes (cache_postings_bytes, cache_vector_bytes), so an entry's weight
+is an estimate of the memory it holds (postings.py: HeldPostings.nbytes; vectors.py:
+nbytes()), checked here against what tracemalloc sees the entry allocate, for a small user
+(its tokens' overhead dominates) and a larger one (its occurrences do).
+"""
+import gc
+import random
+import tracemalloc
+
+from flowmem.storage.postings import EMPTY
+from flowmem.storage.vectors import nbytes
+from flowmem.text import meaning
+from tests.helpers import T0, MemoryTestCase
+from tools.benchkit.corpus import TextGen
+
+TOLERANCE = 0.2  # the estimate is within a fifth of what is allocated
+
+
+class CacheBytesTest(MemoryTestCase):
+    def add_user(self, user: str, messages: int) -> None:
+        rng, text = random.Random(3), TextGen(3, 2000)
+        for start in range(0, messages, 20):
+            self.memory.add({"request_id": "r%d" % start, "user_id": user, "session_id": "s%d" % (start // 40),
+                             "messages": [{"role": "user", "content": "Kim: " + text.sentence(rng, 14),
+                                           "timestamp": T0 + 1000 * (start + i)} for i in range(20)]})
+
+    def allocated(self, load):
+        """(what `load(reader)` returns, the bytes it left allocated)."""
+        gc.collect()
+        tracemalloc.start()
+        try:
+            with self.memory.store.reading() as reader:
+                held = load(reader)
+            return held, sum(stat.size for stat in tracemalloc.take_snapshot().statistics("filename"))
+        finally:
+            tracemalloc.stop()
+
+    def assert_close(self, estimate: int, allocated: int) -> None:
+        self.assertLess(abs(estimate - allocated), TOLERANCE * allocated, (estimate, allocated))
+
+    def test_a_users_postings_count_about_the_bytes_they_hold(self):
+        for user, messages in (("small", 200), ("larger", 3000)):
+            with self.subTest(user=user):
+                self.add_user(user, messages)
+
+                def load(reader, user=user):
+                    user_key = reader.user_key(user)
+                    words = reader.bm25_statistics(user_key)["message"][1]
+                    return reader._extend(user_key, EMPTY, words)  # read whole, as the cache does first
+
+                held, allocated = self.allocated(load)
+                self.assertEqual(held.n_messages, messages)
+                self.assert_close(held.nbytes, allocated)
+
+    def test_a_users_vectors_count_about_the_bytes_they_hold(self):
+        for user, messages in (("small", 200), ("larger", 3000)):
+            with self.subTest(user=user):
+                self.add_user(user, messages)
+
+                def load(reader, user=user):
+                    reader.vectors_cache = None  # read whole, as the cache does first
+                    held = reader.held_vectors(reader.user_key(user), meaning.table().dims, 5000)
+                    held.position(held.keys[0])  # the memo a search fills
+                    return held
+
+                held, allocated = self.allocated(load)
+                self.assertGreater(len(held.docs), messages // 2)
+                self.assert_close(nbytes(held), allocated)
