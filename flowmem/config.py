@@ -105,6 +105,9 @@ class ServiceSettings:
         "ends early, with its next_cursor; one row larger than this is a page alone)")
     metrics_public: bool = setting(
         False, "server", "serve GET /metrics without the API key (to a scraper that cannot send one)")
+    # docs/write_stalls.md: an Add is one transaction, and how long every other write waits behind one at this bound.
+    max_add_messages: int = setting(
+        1000, "database", "messages one Add may hold, at most; more are refused (422 naming messages), nothing stored")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,7 +148,7 @@ class Config(Ranking, ServiceSettings):
     def validate(self) -> "Config":
         """Raise ConfigError for values no part of flowmem could work with."""
         positive = ("port", "max_body_bytes", "max_inflight", "top_k_cap", "window_size", "segment_max_messages",
-                    "max_connections", "workers", "page_max_bytes")
+                    "max_connections", "workers", "page_max_bytes", "max_add_messages")
         for name in positive:
             if getattr(self, name) is not None and getattr(self, name) < (0 if name == "port" else 1):
                 raise ConfigError("%s must be positive, got %r" % (name, getattr(self, name)))

@@ -142,7 +142,8 @@ class Memory(MemoryAPI):
         fields, otherwise (HTTP, as the contract says) they are ignored and named in
         `ignored_fields`.
         """
-        request = parse_add(body, None if self.clock is None else receipt_ms(self.clock()), strict)
+        request = parse_add(body, None if self.clock is None else receipt_ms(self.clock()), strict,
+                            self.config.max_add_messages)
         outcome = self.store.add(NewAdd(request.user_id, request.session_id, request.request_id, request.messages,
                                         request.fingerprint, request.anchored))
         answer: Dict[str, Any] = {

@@ -229,8 +229,9 @@ def _json_type(value: Any) -> str:
     return _TYPE_IN_MESSAGES.get(kind, kind)
 
 
-def parse_add(body: Mapping[str, Any], received_ms: Optional[int] = None, strict: bool = False) -> AddRequest:
-    """Validate an Add body; raise InvalidField naming the first problem.
+def parse_add(body: Mapping[str, Any], received_ms: Optional[int] = None, strict: bool = False,
+              max_messages: Optional[int] = None) -> AddRequest:
+    """Validate an Add body; raise InvalidField naming the first problem (`max_messages`: the most it may hold).
 
     received_ms: when the Add arrived (Unix ms): an Add none of whose messages has a timestamp has
     them all dated with it (None leaves them undated). In an Add where some messages have one,
@@ -249,6 +250,9 @@ def parse_add(body: Mapping[str, Any], received_ms: Optional[int] = None, strict
         raise InvalidField("messages", "must be an array, got %s" % _json_type(raw))
     if not raw:
         raise InvalidField("messages", "must not be empty")
+    if max_messages is not None and len(raw) > max_messages:  # refused before any is read
+        raise InvalidField("messages", "holds %d messages, more than the %d an Add may hold (max_add_messages); "
+                           "send them in several Adds" % (len(raw), max_messages))
     messages = [_message(m, "messages[%d]" % i, shared, strict, ignored) for i, m in enumerate(raw)]
     digest = fingerprint(session_id, messages)
     undated = received_ms is not None and all(m.timestamp_ms is None for m in messages)
