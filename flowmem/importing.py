@@ -21,14 +21,14 @@ from .storage.store import Store
 
 
 def import_records(store: Store, records: Iterable[Mapping[str, Any]], progress: Optional[portable.Progress] = None,
-                   strict: bool = True) -> Dict[str, Any]:
+                   strict: bool = True, max_messages: Optional[int] = None) -> Dict[str, Any]:
     """Replay Add bodies (an export) as Adds: `{"requests", "stored", "already_stored", "messages"}`,
     `messages` counting those stored now, `body_differs` (when any) those not stored because an Add
     with their request_id but another body was, `ignored_fields` (when any, not `strict`) the
     unknown fields left out. Idempotent as Add is; InvalidField names `records[i]...`
     (portable.parsed(): a list is checked whole first and then nothing is written; `strict`
     refuses unknown fields, as the Python API's Add does). Messages that carry their ids (an
-    export's) keep them.
+    export's) keep them. A record holds at most `max_messages` messages, as an Add does.
 
     Written in chunks of IMPORT_CHUNK_MESSAGES messages, each one transaction (Store.add_many),
     so that other writers get the write lock between them. A storage error (a full disk) stops
@@ -37,7 +37,7 @@ def import_records(store: Store, records: Iterable[Mapping[str, Any]], progress:
     that cannot be kept here: InvalidField; its user deleted while the import ran: Conflict,
     a delete wins). A malformed record of an iterable checked as it is read stops it after
     the records before it are stored, as its InvalidField says."""
-    parsed, total = portable.parsed(records, strict)
+    parsed, total = portable.parsed(records, strict, max_messages)
     counts: Dict[str, Any] = {"requests": 0, "stored": 0, "already_stored": 0, "messages": 0}
     users: Dict[str, int] = {}  # each user's key as the import first found it: a deletion since wins
     chunks = _chunks(parsed, IMPORT_CHUNK_MESSAGES)

@@ -291,7 +291,7 @@ class Memory(MemoryAPI):
         """Replay Add bodies (an export) as Adds (importing.py says how):
         `{"requests", "stored", "already_stored", "messages"}` and, when any, `body_differs` and
         `ignored_fields`; `strict` refuses unknown fields, as the Python API's Add does."""
-        return importing.import_records(self.store, records, progress, strict)
+        return importing.import_records(self.store, records, progress, strict, self.config.max_add_messages)
 
     def stats(self, user_id: Optional[str] = None) -> Dict[str, Any]:
         """Counts for the database, or for one user."""

@@ -63,7 +63,8 @@ class ImportRecord(NamedTuple):
     placement: Optional[Tuple[str, Tuple[int, ...], int]]  # (session tag, message numbers, numbers given)
 
 
-def parsed(records: Iterable[Any], strict: bool = True) -> Tuple[Iterator[ImportRecord], Optional[int]]:
+def parsed(records: Iterable[Any], strict: bool = True,
+           max_messages: Optional[int] = None) -> Tuple[Iterator[ImportRecord], Optional[int]]:
     """The records as import records (and how many there are, when known), each checked as Add checks
     a body (unknown fields refused when `strict`, else named in its request's ignored_fields),
     InvalidField naming `records[i].<field>`. A list (or other sequence) is checked whole
@@ -71,16 +72,16 @@ def parsed(records: Iterable[Any], strict: bool = True) -> Tuple[Iterator[Import
     iterable is checked as it is read (a dump too large to hold), and what came before a
     malformed record stays stored: importing again after fixing it stores only the rest."""
     if isinstance(records, Sequence):
-        return iter([_parse(record, i, strict) for i, record in enumerate(records)]), len(records)
-    return (_parse(record, i, strict) for i, record in enumerate(records)), None
+        return iter([_parse(record, i, strict, max_messages) for i, record in enumerate(records)]), len(records)
+    return (_parse(record, i, strict, max_messages) for i, record in enumerate(records)), None
 
 
-def _parse(record: Any, i: int, strict: bool) -> ImportRecord:
+def _parse(record: Any, i: int, strict: bool, max_messages: Optional[int]) -> ImportRecord:
     field = "records[%d]" % i
     if not isinstance(record, Mapping):
         raise InvalidField(field, "must be an Add body (a JSON object), got %s" % type(record).__name__)
     try:
-        return exported(record, strict)
+        return exported(record, strict, max_messages)
     except InvalidField as e:
         raise InvalidField("%s.%s" % (field, e.field), e.reason[len(e.field) + 1:]) from e
 
@@ -88,18 +89,19 @@ def _parse(record: Any, i: int, strict: bool) -> ImportRecord:
 _ID = re.compile(r"m-([0-9a-f]{16})-([1-9][0-9]{0,17})")  # storage/ids.py message_id()
 
 
-def exported(record: Mapping[str, Any], strict: bool) -> ImportRecord:
+def exported(record: Mapping[str, Any], strict: bool, max_messages: Optional[int] = None) -> ImportRecord:
     """An exported Add body as an import record: an Add body whose messages may carry their `id`
     and `dated_on_receipt` (add_body()). Its fingerprint is the one the Add had, so that a replay
     with another body says so (`body_differs`)."""
     raw = record.get("messages")
     if not isinstance(raw, list) or not any(isinstance(m, Mapping) and m.keys() & _EXPORTED for m in raw):
-        return ImportRecord(parse_add(record, None, strict), None)
+        return ImportRecord(parse_add(record, None, strict, max_messages), None)
     bare = [dict(m) for m in raw]
     ids = [m.pop("id", None) for m in bare]
     dated = [m.pop("dated_on_receipt", False) for m in bare]
     given = record.get("numbers_given")
-    request = parse_add({k: v for k, v in dict(record, messages=bare).items() if k != "numbers_given"}, None, strict)
+    request = parse_add({k: v for k, v in dict(record, messages=bare).items() if k != "numbers_given"}, None, strict,
+                        max_messages)
     for j, flag in enumerate(dated):
         if not isinstance(flag, bool) or (flag and request.messages[j].timestamp_ms is None):
             raise InvalidField("messages[%d].dated_on_receipt" % j, "must be true (with a timestamp) or false")

@@ -38,3 +38,11 @@ class AddCapTest(MemoryTestCase):
         self.assertEqual(self.memory.stats()["messages"], 0)
         at_cap = json.dumps(add_body("u", "s", lines(cap))).encode()
         self.assertEqual(app.handle("POST", "/add", {}, at_cap).status, 200)
+
+    def test_an_import_record_past_the_cap_is_refused_naming_it_and_nothing_is_stored(self):
+        memory = self.open_memory("capped.db", max_add_messages=5)
+        records = [add_body("u", "s", lines(2), "small"), add_body("u", "s", lines(6), "large")]
+        with self.assertRaises(InvalidField) as raised:
+            memory.import_records(records)
+        self.assertEqual(raised.exception.field, "records[1].messages")
+        self.assertEqual(memory.stats()["messages"], 0)
