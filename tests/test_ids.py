@@ -95,8 +95,25 @@ class DeletedIdsTest(MemoryTestCase):
     def test_a_session_deleted_and_sent_again_gives_new_ids(self):
         self.assert_comes_back_with_new_ids(lambda: self.memory.delete_session("alice", "s"))
 
-    def test_a_user_deleted_and_sent_again_gives_new_ids(self):
-        self.assert_comes_back_with_new_ids(lambda: self.memory.delete_user("alice"))
+    def test_a_user_removed_with_their_last_session_and_sent_again_gives_new_ids(self):
+        self.memory.add(add_body("alice", "other", ["Dana: another session"], request_id="other"))
+        self.memory.delete_session("alice", "other")
+        self.assertEqual(self.memory.list_users()["data"], [])  # removed with their last session
+        self.assert_comes_back_with_new_ids(lambda: self.memory.delete_session("alice", "s"))
+
+    def test_a_user_deleted_whole_leaves_nothing_not_even_the_floor(self):
+        self.memory.add(add_body("alice", "s", ["Dana: the only message"], request_id="first"))
+        self.memory.delete_session("alice", "s")
+        self.memory.delete_user("alice")  # nothing of alice is kept, so her next ids are those of a new user
+        self.assertEqual(self.memory.store.writer.execute("SELECT count(*) FROM retired_users").fetchone()[0], 0)
+        self.memory.add(add_body("alice", "s", ["Dana: a new message"], request_id="second"))
+        self.assertEqual(self.ids_of(), ["m-%s-1" % session_tag("alice", "s")])
+
+    def test_another_users_deletions_never_change_a_users_ids(self):
+        self.memory.add(add_body("bob", "s", ["Dana: hello"], request_id="b"))
+        self.memory.delete_session("bob", "s")
+        self.memory.add(add_body("alice", "2023-05-08", ["Dana: hello"], request_id="a"))
+        self.assertEqual(self.ids_of(session="2023-05-08"), ["m-%s-1" % session_tag("alice", "2023-05-08")])
 
     def test_a_session_that_comes_back_twice_never_meets_either_old_id(self):
         seen = set(self.assert_comes_back_with_new_ids(lambda: self.memory.delete_session("alice", "s")))
@@ -105,13 +122,12 @@ class DeletedIdsTest(MemoryTestCase):
         self.memory.add(add_body("alice", "s", ["Dana: a third message"], request_id="third"))
         self.assertFalse(seen & set(self.ids_of()))
 
-    def test_a_session_that_was_never_deleted_keeps_its_documented_tag(self):
-        self.memory.add(add_body("bob", "s", ["Dana: hello"], request_id="b"))
-        self.memory.delete_session("bob", "s")
+    def test_a_users_session_sent_after_one_of_theirs_was_deleted_takes_a_later_attempt(self):
+        self.memory.add(add_body("alice", "kept", ["Dana: kept"], request_id="k"))
+        self.memory.add(add_body("alice", "gone", ["Dana: gone"], request_id="g"))
+        self.memory.delete_session("alice", "gone")
         self.memory.add(add_body("alice", "2023-05-08", ["Dana: hello"], request_id="a"))
-        # After a deletion in the database, a new session takes a later attempt of its tag: still its own.
         self.assertEqual(self.ids_of(session="2023-05-08"), ["m-%s-1" % session_tag("alice", "2023-05-08", 1)])
-
 
 if __name__ == "__main__":
     unittest.main()

@@ -27,6 +27,10 @@ class IsolationTest(MemoryTestCase):
                 for n, session in enumerate(theirs(i)):
                     # Same session ids and request ids as the measured user: still other writes.
                     memory.add(add_body("other-%d" % i, "s%d" % n, session, request_id="r%d" % n))
+            # Their deletions too: a session, one forgotten message, a user whole.
+            memory.delete_session("other-0", "s1")
+            memory.delete_message("other-1", memory.list_messages("other-1")["data"][0]["id"])
+            memory.delete_user("other-2")
         for n, session in enumerate(MINE):
             memory.add(add_body("ann", "s%d" % n, session, request_id="r%d" % n))
         if with_others:

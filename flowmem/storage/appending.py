@@ -15,7 +15,7 @@ from ..errors import Conflict, FlowmemError
 from ..text.features import Derived
 from . import ids, metadata_index
 from .rows import NewMessage, lookup_user_key
-from .session_rows import Placement, numbers, session_row
+from .session_rows import Placement, numbers, returned_floor, session_row
 from .settings import ViewSettings
 from .writer import insert_row, sync_views
 
@@ -95,6 +95,7 @@ def _user_key(conn: sqlite3.Connection, user_id: str, expected: Optional[int] = 
                        "later records are not stored" % user_id)
     if key is not None:
         return key
-    return insert_row(conn, "INSERT INTO users (user_id) VALUES (?)", (user_id,))
+    return insert_row(conn, "INSERT INTO users (user_id, tag_floor) VALUES (?, ?)",
+                      (user_id, returned_floor(conn, user_id)))
 
 

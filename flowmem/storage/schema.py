@@ -26,9 +26,11 @@ Tables (schema version 6):
   `sessions.deleted_messages` counts a session's deleted messages, so that a new message's id
   never names one deleted; `requests.fingerprint` is a digest of the Add's body, so that a
   replay with another body can say so. Migration 6 adds `sessions.attempt`, the candidate of
-  session_tag() the session's tag is: deleting a session raises the database's tag floor (a
-  row of `meta`) past it, and a session created later starts from the floor, so no tag (and no
-  id) of a deleted session is given again (ids.free_attempt()).
+  session_tag() the session's tag is: deleting a session raises its user's `users.tag_floor`
+  past it, and the user's sessions created later start from the floor, so no tag (and no id)
+  of a deleted session is given again (session_rows.py). A user removed with their last
+  session leaves the floor in `retired_users` for when they come back; delete-user leaves
+  nothing.
 - `metadata_index` (migration 5): one row per (message, metadata key), its value as
   canonical JSON: what a search's or a listing's `filters.metadata` reads, from the user's key.
 - `views`: each retrieval view as a range of one session's messages; its `doc_id` is
@@ -90,9 +92,13 @@ def _add_metadata_columns(conn: sqlite3.Connection) -> None:
 
 def _add_attempt_column(conn: sqlite3.Connection) -> None:
     """Migration 6: each session's `attempt`, the candidate of session_tag() its tag is, found again
-    from the tag (0 but where two sessions' first candidates collided)."""
-    if "attempt" not in [row[1] for row in conn.execute("PRAGMA table_info(sessions)")]:
-        conn.execute("ALTER TABLE sessions ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0")
+    from the tag (0 but where two sessions' first candidates collided); each user's `tag_floor`,
+    and `retired_users`, the floors of users removed with their last session."""
+    for table, column in (("sessions", "attempt"), ("users", "tag_floor")):
+        if column not in [row[1] for row in conn.execute("PRAGMA table_info(%s)" % table)]:
+            conn.execute("ALTER TABLE %s ADD COLUMN %s INTEGER NOT NULL DEFAULT 0" % (table, column))
+    conn.execute("CREATE TABLE IF NOT EXISTS retired_users (user_id TEXT PRIMARY KEY, tag_floor INTEGER NOT NULL)"
+                 " WITHOUT ROWID")
     rows = conn.execute("SELECT s.session_key, u.user_id, s.session_id, s.tag FROM sessions s"
                         " JOIN users u ON u.user_key = s.user_key ORDER BY s.session_key").fetchall()
     for session_key, user_id, session_id, tag in rows:

@@ -1,8 +1,13 @@
 """A session's row as an Add finds it: made on its first Add, or placed where an import's ids say.
 
-A new session takes the first free attempt of its tag from the database's tag floor
-(ids.free_attempt()), which every deleted session has raised past its own: no id of a
-deleted session is given again. An Add's messages get the session's next numbers, each
+A new session takes the first free attempt of its tag from its user's tag floor
+(ids.free_attempt()), which every deleted session of the user has raised past its own: no
+id of a deleted session is given again. The floor is the user's own, so a user's ids (and
+the order of their ties, broken by tag: retrieval/pipeline.py) never depend on what other
+users did. A user removed with their last session (delete-session, or forgetting their
+last message) leaves their floor in `retired_users` until they come back; a user deleted
+whole (delete-user) leaves nothing, floor included, so a user of that id sent again may be
+given the ids the deleted one had. An Add's messages get the session's next numbers, each
 past the last it gave (`deleted_messages` counts the numbers skipped by deletions).
 
 An imported Add may carry its messages' ids (an export writes them, portable.py): it is
@@ -20,7 +25,6 @@ from typing import NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import InvalidField
 from . import ids
-from .settings import raise_tag_floor, read_tag_floor
 
 MAX_IMPORTED_ATTEMPT = 100_000  # how far an imported tag is looked for among its session's attempts
 
@@ -58,7 +62,8 @@ def session_row(conn: sqlite3.Connection, user_key: int, user_id: str, session_i
             _check_placed(found, placement)
         return found
     if placement is None:
-        attempt = ids.free_attempt(user_id, session_id, lambda tag: _taken(conn, tag), read_tag_floor(conn))
+        floor = conn.execute("SELECT tag_floor FROM users WHERE user_key = ?", (user_key,)).fetchone()[0]
+        attempt = ids.free_attempt(user_id, session_id, lambda tag: _taken(conn, tag), floor)
     else:
         attempt = _imported_attempt(conn, user_id, session_id, placement.tag)
     tag = ids.session_tag(user_id, session_id, attempt)
@@ -78,9 +83,32 @@ def numbers(session: SessionRow, count: int, placement: Optional[Placement]) -> 
 
 
 def retire(conn: sqlite3.Connection, session_key: int) -> None:
-    """A session about to be deleted: raise the tag floor past its attempt, so its tag is never given again."""
-    raise_tag_floor(conn, conn.execute("SELECT attempt FROM sessions WHERE session_key = ?",
-                                       (session_key,)).fetchone()[0])
+    """A session about to be deleted: raise its user's tag floor past its attempt, so that its tag is
+    never given again."""
+    user_key, attempt = conn.execute("SELECT user_key, attempt FROM sessions WHERE session_key = ?",
+                                     (session_key,)).fetchone()
+    conn.execute("UPDATE users SET tag_floor = max(tag_floor, ?) WHERE user_key = ?", (attempt + 1, user_key))
+
+
+def keep_floor(conn: sqlite3.Connection, user_key: int) -> None:
+    """A user about to be removed with their last session: keep their tag floor for their return."""
+    conn.execute("INSERT OR REPLACE INTO retired_users (user_id, tag_floor) SELECT user_id, tag_floor FROM users"
+                 " WHERE user_key = ? AND tag_floor > 0", (user_key,))
+
+
+def returned_floor(conn: sqlite3.Connection, user_id: str) -> int:
+    """The tag floor a user created now starts with: what they left when removed with their last
+    session (taken out of `retired_users`), else 0."""
+    row = conn.execute("SELECT tag_floor FROM retired_users WHERE user_id = ?", (user_id,)).fetchone()
+    if row is None:
+        return 0
+    forget_floor(conn, user_id)
+    return row[0]
+
+
+def forget_floor(conn: sqlite3.Connection, user_id: str) -> None:
+    """Nothing of `user_id` kept (delete-user)."""
+    conn.execute("DELETE FROM retired_users WHERE user_id = ?", (user_id,))
 
 
 def _taken(conn: sqlite3.Connection, tag: str) -> bool:

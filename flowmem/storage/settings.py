@@ -89,24 +89,9 @@ def write_deletions_mark(conn: sqlite3.Connection, seq: int) -> None:
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('deletions', ?)", (str(seq),))
 
 
-def read_tag_floor(conn: sqlite3.Connection) -> int:
-    """The first attempt of session_tag() a new session may take (storage/ids.py free_attempt())."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'tag_floor'").fetchone()
-    return int(row[0]) if row else 0
-
-
-def raise_tag_floor(conn: sqlite3.Connection, past: int) -> None:
-    """Make the tag floor more than `past` (a deleted or imported session's attempt)."""
-    if read_tag_floor(conn) <= past:
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tag_floor', ?)", (str(past + 1),))
-
-
-KEPT_MARKS = ("deletions", "tag_floor")  # rows of `meta` that outlive a rebuilt index's description
-
-
 def write_meta(conn: sqlite3.Connection, settings: ViewSettings, generation: int) -> None:
-    """The index's description: its version, `settings` and `generation` (the KEPT_MARKS are kept)."""
-    conn.execute("DELETE FROM meta WHERE key NOT IN (%s)" % ", ".join("?" * len(KEPT_MARKS)), KEPT_MARKS)
+    """The index's description: its version, `settings` and `generation` (the deletions mark is kept)."""
+    conn.execute("DELETE FROM meta WHERE key != 'deletions'")
     rows = [("index_version", str(INDEX_VERSION)), ("generation", str(generation))]
     rows += [(name, flag_value(value)) for name, value in settings._asdict().items()]
     conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", sorted(rows))

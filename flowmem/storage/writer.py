@@ -18,7 +18,7 @@ from ..text.features import derive
 from . import fts, listing, views
 from .documents import Documents, Text, message_text
 from .rows import lookup_user_key
-from .session_rows import retire
+from .session_rows import forget_floor, keep_floor, retire
 from .settings import ViewSettings, read_marks, write_deletions_mark
 
 Deltas = Dict[str, List[int]]  # per view kind, the change in [number of views, their total length]
@@ -133,6 +133,7 @@ def delete_user(conn: sqlite3.Connection, user_id: str) -> Optional[int]:
     then merge the index so that no old index page keeps the user's terms; the number of messages
     removed, None if the user is unknown."""
     user_key = lookup_user_key(conn, user_id)
+    forget_floor(conn, user_id)  # nothing of the user is kept (session_rows.py), known now or not
     if user_key is None:
         return None
     removed = 0
@@ -170,6 +171,7 @@ def delete_session(conn: sqlite3.Connection, user_id: str, session_id: str) -> O
     if conn.execute("SELECT 1 FROM sessions WHERE user_key = ? LIMIT 1", (user_key,)).fetchone() is None:
         conn.execute("DELETE FROM requests WHERE user_key = ?", (user_key,))
         conn.execute("DELETE FROM user_stats WHERE user_key = ?", (user_key,))
+        keep_floor(conn, user_key)  # so that the user's sessions sent again never take a deleted one's ids
         conn.execute("DELETE FROM users WHERE user_key = ?", (user_key,))
     return removed
 
