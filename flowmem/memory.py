@@ -25,9 +25,8 @@ from typing import Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, U
 
 from . import __version__, db_path, importing, paging, portable
 from .config import Config
-from .decoding import decode_json
 from .errors import NotFound, StoreError
-from .metadata import parse_filter
+from .metadata import parse_filter_text
 from .receipt import receipt_ms
 from .retrieval.pipeline import search
 from .retrieval.ranking import Ranking
@@ -235,7 +234,7 @@ class Memory(MemoryAPI):
         timed from `since` (inclusive) to `until` (exclusive) if either is given (ISO-8601 or Unix ms),
         only those holding every key and value of `metadata` if given (a dict, or its JSON text)."""
         user_id = parse_id(user_id, "user_id")
-        tags = parse_filter(decode_json(metadata) if isinstance(metadata, str) else metadata, "metadata")
+        tags = parse_filter_text(metadata, "metadata")
         session_id = None if session_id is None else parse_id(session_id, "session_id")
         start, end = parse_time(since, "since"), parse_time(until, "until")
         size, descending = parse_limit(limit), parse_order(order)

@@ -11,7 +11,17 @@ what one message stores and what one filter costs stay small:
 - each value a string of at most MAX_VALUE_CHARS characters, a finite number or a
   boolean; null leaves the key out; arrays and objects are refused (a filter compares
   values for equality, which a nested value would leave unclear);
-- the whole object at most MAX_BYTES bytes as JSON.
+- the whole object at most MAX_BYTES bytes as JSON;
+- keys and values valid Unicode: a lone surrogate (a JSON escape such as "\\ud800", which
+  no UTF-8 holds) is refused naming the field, shown escaped (surrogates.py).
+
+A filter (parse_filter()) takes the same keys and values, but a null is refused, never
+read as no condition: `{"tenant": null}` kept every tenant's messages. No stored message
+holds a null (an Add's null leaves its key out), so the filter could only ever mean "the
+key is absent", which would give an application more than it named; one that means no
+condition on a key leaves the key out. A listing's `metadata` may come as JSON text (a
+query string's): text that is not a JSON object is a 422 naming the parameter, as any
+other malformed value is (parse_filter_text()).
 
 The challenge platform never sends metadata: its Adds and Searches are as before.
 """
@@ -22,8 +32,10 @@ import math
 import re
 from typing import Any, Dict, Mapping, Optional
 
+from .decoding import decode_json
 from .errors import InvalidField
 from .storage import metadata_index
+from .surrogates import refuse_unpaired, shown
 
 MAX_KEYS = 32
 MAX_KEY_CHARS = 64
@@ -41,10 +53,9 @@ def parse_metadata(raw: Any, field: str) -> Dict[str, Any]:
         raise InvalidField(field, "must be an object of keys and values, got %s" % _kind(raw))
     out: Dict[str, Any] = {}
     for key, value in raw.items():
-        if value is None:
-            continue
-        _check_key(key, field)
-        out[key] = _value(value, "%s.%s" % (field, key))
+        _check_key(key, field)  # first: a key left out for its null is still one the client sent
+        if value is not None:
+            out[key] = _value(value, "%s.%s" % (field, key))
     if len(out) > MAX_KEYS:
         raise InvalidField(field, "must have at most %d keys, got %d" % (MAX_KEYS, len(out)))
     size = len((metadata_index.object_text(out) or "").encode("utf-8"))
@@ -65,13 +76,41 @@ def merged(add: Mapping[str, Any], own: Mapping[str, Any], field: str) -> Option
 
 
 def parse_filter(raw: Any, field: str) -> metadata_index.Pairs:
-    """A `filters.metadata` object as the (key, value) pairs a message must all hold; () for none."""
+    """A `filters.metadata` object as the (key, value) pairs a message must all hold; () for none (None or
+    {}). A null value is refused (the module docstring says why)."""
+    if isinstance(raw, Mapping):
+        for key, value in raw.items():
+            _check_key(key, field)
+            if value is None:
+                raise InvalidField("%s.%s" % (field, key), "must be a string, a number or a boolean, not null: no "
+                                   "message holds a null (an Add's null leaves its key out), and a filter never "
+                                   "reads it as no condition; leave the key out for that")
     return metadata_index.pairs(parse_metadata(raw, field))
+
+
+def parse_filter_text(raw: Any, field: str) -> metadata_index.Pairs:
+    """parse_filter() of `raw`, or of the JSON object it is the text of (a query string's parameter); text
+    that is not one is InvalidField naming `field`, never a ValueError."""
+    if not isinstance(raw, str):
+        return parse_filter(raw, field)
+    try:
+        value = decode_json(raw)
+    except ValueError as e:  # not JSON, NaN, an over-long number, nesting past decoding.MAX_JSON_DEPTH
+        raise InvalidField(field, "must be a JSON object of keys and values, got text that is not JSON (%s)"
+                           % str(e)[:120]) from None
+    if not isinstance(value, Mapping):
+        raise InvalidField(field, "must be a JSON object of keys and values, got %s" % _kind(value))
+    return parse_filter(value, field)
 
 
 def _check_key(key: Any, field: str) -> None:
     if not isinstance(key, str) or not key.strip():
         raise InvalidField(field, "keys must be non-blank strings, got %s" % json.dumps(key)[:80])
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InvalidField(field, "keys must be valid Unicode, got %s (it holds an unpaired surrogate escape)"
+                           % shown(key)) from e
     if len(key) > MAX_KEY_CHARS:
         raise InvalidField(field, "keys must be at most %d characters, got one of %d" % (MAX_KEY_CHARS, len(key)))
     control = _CONTROL.search(key)
@@ -92,17 +131,19 @@ def _value(value: Any, field: str) -> Any:
     if isinstance(value, str):
         if len(value) > MAX_VALUE_CHARS:
             raise InvalidField(field, "must be at most %d characters, got %d" % (MAX_VALUE_CHARS, len(value)))
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise InvalidField(field, "is not valid Unicode (it holds an unpaired surrogate escape)") from e
+        refuse_unpaired(value, field)
         return value
     raise InvalidField(field, "must be a string, a number or a boolean, got %s" % _kind(value))
 
 
 def _kind(value: Any) -> str:
+    """A value's JSON type as a reason names it ("a number", not Python's "a int")."""
+    if value is None:
+        return "null"
     if isinstance(value, list):
         return "an array"
     if isinstance(value, Mapping):
         return "an object"
-    return "a %s" % type(value).__name__
+    if isinstance(value, bool):
+        return "a boolean"
+    return {int: "a number", float: "a number", str: "a string"}.get(type(value), "a %s" % type(value).__name__)

@@ -6,7 +6,7 @@ Unknown fields are ignored, as the contract requires, and named (`ignored_fields
 request: HTTP answers with them); with `strict` (the Python API, MCP) they are refused
 instead. Unknown keys of a Search's `filters`, which the contract does not have, are
 always refused: _filters() says why. `metadata` (on an Add and on its messages) is
-checked by metadata.py.
+checked by metadata.py, and a lone surrogate anywhere in a body by surrogates.py.
 
 Beyond the JSON types, three rules protect what is stored and what a search costs:
 
@@ -44,6 +44,7 @@ from .errors import InvalidField
 from .metadata import merged, parse_filter, parse_metadata
 from .retrieval.filters import Filters
 from .storage.rows import NewMessage
+from .surrogates import refuse_unpaired
 
 # Unix milliseconds below 10^11 are before 1973-03-03T09:46:40Z. No conversation
 # memory holds evidence that old, while Unix *seconds* of any date from 1973 to 5138
@@ -124,10 +125,7 @@ def _text(value: Any, field: str, blank_ok: bool = False) -> str:
         raise InvalidField(field, "must be a string, got %s" % _json_type(value))
     if not blank_ok and not value.strip():
         raise InvalidField(field, "must not be blank")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise InvalidField(field, "is not valid Unicode (it holds an unpaired surrogate escape)") from e
+    refuse_unpaired(value, field)
     return value
 
 
@@ -238,6 +236,7 @@ def parse_add(body: Mapping[str, Any], received_ms: Optional[int] = None, strict
     those without stay undated: the time it arrived may be years after the others', and dating
     them with it would cut the conversation apart by time. strict: refuse unknown fields.
     """
+    refuse_unpaired(body)  # a key or value no UTF-8 holds, anywhere in it, ignored fields included (surrogates.py)
     ignored = unknown_fields(body, ADD_FIELDS, "", strict, "an Add")
     request_id = _id(body.get("request_id"), "request_id")
     user_id = _id(body.get("user_id"), "user_id")
@@ -299,6 +298,7 @@ def parse_search(body: Mapping[str, Any], top_k_cap: int, strict: bool = False) 
     each to MAX_OPTION_CHARS: what lies beyond is ignored, never an error. `filters`
     is read by _filters().
     """
+    refuse_unpaired(body)
     ignored = unknown_fields(body, SEARCH_FIELDS, "", strict, "a Search")
     query = clip(_text(body.get("query"), "query"), MAX_QUERY_CHARS)
     user_id = _id(body.get("user_id"), "user_id")

@@ -58,6 +58,12 @@ for _path in ("/users", "/users/u/sessions", "/users/u/messages", "/users/u/expo
     QUERY_FIELDS += [(_path, "limit", TEXT_NUMBERS), (_path, "cursor", CURSORS)]
 QUERY_FIELDS += [("/users/u/messages", "since", TEXT_TIMES), ("/users/u/messages", "until", TEXT_TIMES),
                  ("/users/u/messages", "order", TEXT_NUMBERS), ("/users/u/messages", "session_id", ["\x00", "a\x1fb"])]
+# Keys no Unicode text holds: lone surrogates, as JSON escapes send them (a pair, an emoji, is fine).
+JSON_KEYS = ['{"\\ud800": 1}', '{"a\\udfff": "x"}', '{"\\udc00\\ud800": true}', '{"\\ud800": null}']
+# The listing's `?metadata=`: text that is no JSON object of metadata, and objects with such keys.
+TEXT_METADATA = ["", " ", "{", "[", "NaN", '{"a": NaN}', "null", "9" * 5000, "[" * 100 + "]" * 100,
+                 '{"a": ' * 100 + "1" + "}" * 100, "{}}", "\x00"] + JSON_KEYS
+QUERY_FIELDS += [("/users/u/messages", "metadata", TEXT_METADATA)]
 
 ADD = {"request_id": "r-hostile", "user_id": "u", "session_id": "s",
        "messages": [{"role": "user", "content": "hello", "timestamp": T0}]}
@@ -78,10 +84,18 @@ BODY_FIELDS: List[Tuple[str, Dict[str, Any], Tuple[Any, ...], str, List[str]]] =
     ("/search", SEARCH, ("user_id",), "user_id", JSON_IDS),
     ("/search", SEARCH, ("query",), "query", JSON_IDS[1:]),
     ("/search", SEARCH, ("filters",), "filters", JSON_NUMBERS[:6]),
+    ("/search", SEARCH, ("filters",), "filters", JSON_KEYS),
+    ("/search", SEARCH, ("filters", "metadata"), "filters.metadata", JSON_KEYS),
+    ("/add", ADD, ("metadata",), "metadata", JSON_KEYS),
+    ("/add", ADD, ("messages", 0, "metadata"), "messages[0].metadata", JSON_KEYS),
+    ("/add", ADD, ("messages", 0), "messages[0]", ['{"role": "user", "content": "x", "\\ud800": 1}']),
     ("/users/u/import", {"records": [ADD]}, ("records", 0, "messages", 0, "timestamp"),
      "records[0].messages[0].timestamp", JSON_NUMBERS),
     ("/users/u/import", {"records": [ADD]}, ("records", 0, "session_id"), "records[0].session_id", JSON_IDS),
     ("/users/u/import", {"records": [ADD]}, ("records",), "records", JSON_NUMBERS[:6]),
+    ("/users/u/import", {"records": [ADD]}, ("records", 0, "messages", 0, "metadata"),
+     "records[0].messages[0].metadata", JSON_KEYS),
+    ("/users/u/import", {"records": [ADD]}, ("records", 0, "metadata"), "records[0].metadata", JSON_KEYS),
 ]
 # JSON itself, as a whole body or MCP message: each is 400 (MCP: -32700) naming the request body.
 BAD_JSON = [b'{"a": NaN}', b'{"a": Infinity}', b'{"a": -Infinity}', b'{"a": ' + b"9" * 5000 + b"}",
@@ -219,6 +233,24 @@ class HttpRoutesTest(HostileTestCase):
                 self.assertEqual(status, 200, reason)
         self.assert_nothing_logged()
 
+    def test_a_field_name_holding_a_lone_surrogate_is_refused_showing_it_escaped(self):
+        for path, body in (("/add", ADD), ("/search", SEARCH), ("/users/u/import", {"records": [ADD]})):
+            with self.subTest(path=path):
+                raw = with_raw(dict(body, extra=0), ("extra",), "1").replace(b'"extra"', b'"\\ud800"')
+                self.assert_refused(*self.answer("POST", path, raw), field="\\ud800")
+        self.assertEqual(self.memory.stats("u")["messages"], 1)
+        self.assert_nothing_logged()
+
+    def test_a_key_of_an_escaped_surrogate_pair_is_text_stored_and_filtered_by(self):
+        tagged = dict(ADD, request_id="r-pair", messages=[dict(ADD["messages"][0], metadata={"\U0001f600": "yes"})])
+        raw = json.dumps(tagged).encode()  # the emoji escaped as the pair \ud83d\ude00
+        self.assertIn(b"\\ud83d\\ude00", raw)
+        self.assertEqual(self.answer("POST", "/add", raw)[0], 200)
+        status, body = self.app.handle("GET", "/users/u/messages?metadata=" + urllib.parse.quote(
+            '{"\\ud83d\\ude00": "yes"}'), {}, b"")[:3:2]
+        self.assertEqual(status, 200)
+        self.assertEqual([m["metadata"] for m in json.loads(body)["data"]], [{"\U0001f600": "yes"}])
+
     def test_a_raw_byte_that_is_not_ascii_in_the_target_is_400_and_names_no_other_id(self):
         # http.server reads a target's bytes as Latin-1: raw UTF-8 "ü" arrives as "Ã¼", another user.
         self.memory.add(dict(ADD, request_id="r-mojibake", user_id="\u00c3\u00bc"))
@@ -268,6 +300,10 @@ class McpToolsTest(HostileTestCase):
             ("list_memories", listing, ("cursor",), "cursor", ['"%s"' % c for c in CURSORS] + JSON_NUMBERS[:4]),
             ("delete_memories", {"user_id": "u", "session_id": "s"}, ("session_id",), "session_id", JSON_IDS),
             ("delete_memories", {"user_id": "u", "session_id": "s"}, ("user_id",), "user_id", JSON_IDS),
+            ("add_memory", add, ("metadata",), "metadata", JSON_KEYS),
+            ("add_memory", messages, ("messages", 0, "metadata"), "messages[0].metadata", JSON_KEYS),
+            ("search_memory", search, ("filters", "metadata"), "filters.metadata", JSON_KEYS),
+            ("list_memories", listing, ("metadata",), "metadata", JSON_KEYS),
         ]
         for tool, arguments, where, field, values in table:
             for literal in values:
@@ -325,6 +361,28 @@ class CommandLineTest(HostileTestCase):
         for command in ("import", "add"):
             self.assertFalse(os.path.exists(self.db_path(command + ".db")),
                              "a refused %s created the database" % command)
+
+    def test_metadata_holding_a_lone_surrogate_is_refused_in_one_line_from_a_flag_or_a_file(self):
+        db = self.db_path()
+        self.memory.close()
+        # A flag's bytes that are not UTF-8 reach Python as lone surrogates (surrogateescape), escapes as themselves.
+        for metadata in ('{"\\ud800": 1}', '{"\udcff": 1}', '{"k": "\udcff"}', '{"\\ud800": null}', "{", ""):
+            for filters in (metadata, '{"tenant": null}'):  # a filter's null is refused, never no condition
+                with self.subTest(command="list", metadata=filters):
+                    self.assert_one_line(*self.run_cli("list", "messages", "--user", "u", "--metadata", filters,
+                                                       "--db", db))
+            with self.subTest(command="add", metadata=metadata):
+                self.assert_one_line(*self.run_cli("add", "--user", "u", "--session", "s", "--content", "x",
+                                                   "--request-id", "r-flag", "--metadata", metadata, "--db", db))
+        path = os.path.join(self.tmp, "unpaired.json")
+        with open(path, "w") as f:
+            f.write(json.dumps(dict(ADD, request_id="r-file", messages=[dict(ADD["messages"][0],
+                                                                        metadata={"\ud800": 1})])))
+        for command in ("import", "add"):
+            with self.subTest(command=command, file=path):
+                self.assert_one_line(*self.run_cli(command, path, "--db", db))
+        self.memory = self.open_memory()
+        self.assertEqual(self.memory.stats("u")["messages"], 1)
 
     def test_numbers_and_times_given_as_flags_are_read_strictly_in_one_line(self):
         db = self.db_path()

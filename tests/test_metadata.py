@@ -1,5 +1,6 @@
 """Metadata on Adds and messages, Adds dated on receipt, and the unknown fields a body names."""
 import json
+import urllib.parse
 from typing import Any, Dict
 
 from flowmem.config import load
@@ -91,6 +92,32 @@ class MetadataTest(MemoryTestCase):
             self.search("greyhound", {"tags": ["a"]})
         self.assertEqual(raised.exception.field, "filters.metadata.tags")
         self.assertEqual(self.memory.stats("fresh"), {"user_id": "fresh", "exists": False})
+
+    def test_a_null_filter_value_is_refused_never_read_as_no_filter(self):
+        # {"source": null} kept every message, whatever its source: a filter must never keep more than it names.
+        filters = ({"source": None}, {"source": "chat", "agent": None})
+        app = App(self.memory, load({"db": self.db_path()}, environ={}))
+        for metadata in filters:
+            field = "filters.metadata." + next(k for k, v in metadata.items() if v is None)
+            with self.subTest(metadata=metadata), self.assertRaises(InvalidField) as raised:
+                self.search("greyhound", metadata)
+            self.assertEqual(raised.exception.field, field)
+            for given in (metadata, json.dumps(metadata)):
+                with self.subTest(listing=given), self.assertRaises(InvalidField) as raised:
+                    self.memory.list_messages("u", metadata=given)
+                self.assertEqual(raised.exception.field, field[len("filters."):])
+            search = json.dumps({"query": "greyhound", "user_id": "u", "top_k": 5, "filters": {"metadata": metadata}})
+            response = app.handle("POST", "/search", {"Content-Type": "application/json"}, search.encode())
+            self.assertEqual((response.status, json.loads(response.body)["detail"]["reason"].split()[0]), (422, field))
+            response = app.handle("GET", "/users/u/messages?metadata=" + urllib.parse.quote(json.dumps(metadata)), {},
+                                  b"")
+            self.assertEqual(response.status, 422)
+            for tool, arguments in (("search_memory", {"query": "greyhound", "filters": {"metadata": metadata}}),
+                                    ("list_memories", {"metadata": metadata})):
+                result = tools.call(self.memory, tool, dict(arguments, user_id="u"))
+                self.assertIs(result["isError"], True, result)
+                self.assertTrue(result["content"][0]["text"].startswith(field[len("filters."):] if tool ==
+                                "list_memories" else field), result)
 
     def test_mcp_stores_and_filters_by_metadata(self):
         tools.call(self.memory, "add_memory", {"user_id": "m", "session_id": "s", "content": "Ana: mcp greyhound",

@@ -16,6 +16,7 @@ from typing import Any, Dict
 
 from ..decoding import decode_json_object
 from ..errors import InvalidField
+from ..surrogates import refuse_unpaired
 from .metrics import CONTENT_TYPE as METRICS_TYPE
 from .responses import Response, json_response
 from .routes import Call
@@ -100,7 +101,10 @@ def export(call: Call) -> Response:
 def import_records(call: Call) -> Response:
     """`{"records": [Add bodies]}`, each for the path's user (its user_id absent or equal)."""
     user_id = call.match.params["user_id"]
-    records = decode_json_object(call.body).get("records")
+    body = decode_json_object(call.body)
+    # Its records are Adds, each checked whole as one (validation.parse_add()); the rest is checked here.
+    refuse_unpaired({key: value for key, value in body.items() if key != "records"})
+    records = body.get("records")
     if not isinstance(records, list):
         raise InvalidField("records", "must be an array of Add bodies")
     bodies = []

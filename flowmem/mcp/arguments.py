@@ -6,7 +6,8 @@ string, got an integer`), so the problem is named as the contract names fields. 
 what the tools' schemas use is understood: `type` (one or a list), `properties`,
 `required`, `additionalProperties: false`, `items`, `enum`, `minimum`, `maximum`,
 `minItems`; the rest (`minLength`, `default`, descriptions) is for the client and the
-model to read. The checks of meaning (blank text, control characters in ids, Unix
+model to read. A string no UTF-8 holds (a lone surrogate) is named before any of it,
+wherever it is, keys included. The checks of meaning (blank text, control characters in ids, Unix
 seconds sent as milliseconds, bad cursors) stay in validation.py, which Memory
 applies as for any other caller.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Union
 
+from ..surrogates import first_unpaired
 from ..validation import json_type
 
 JSON_TYPES = {
@@ -36,8 +38,13 @@ def _allowed(schema: Mapping[str, Any]) -> List[str]:
 def problem(value: Any, schema: Mapping[str, Any], field: str = "") -> Optional[str]:
     """The first way `value` breaks `schema`, as a sentence naming the field; None if it fits.
 
-    `field` is the path so far ("" for the arguments object itself).
+    `field` is the path so far ("" for the arguments object itself, which is first searched whole
+    for a lone surrogate, in a key or a value: surrogates.py).
     """
+    if not field:
+        unpaired = first_unpaired(value)
+        if unpaired:
+            return "%s %s" % unpaired[:2]
     allowed = _allowed(schema)
     found = json_type(value)
     if allowed and found not in allowed and not (found == "integer" and "number" in allowed):
