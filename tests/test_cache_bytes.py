@@ -2,8 +2,8 @@
 
 Their bounds are in bytes (cache_postings_bytes, cache_vector_bytes), so an entry's weight
 is an estimate of the memory it holds (postings.py: HeldPostings.nbytes; vectors.py:
-nbytes()), checked here against what tracemalloc sees the entry allocate, for a small user
-(its tokens' overhead dominates) and a larger one (its occurrences do).
+nbytes()), checked here against what tracemalloc sees the entry allocate, for a user of many
+distinct words (their overhead dominates) and one of few words said often (the occurrences do).
 """
 import gc
 import random
@@ -19,8 +19,8 @@ TOLERANCE = 0.2  # the estimate is within a fifth of what is allocated
 
 
 class CacheBytesTest(MemoryTestCase):
-    def add_user(self, user: str, messages: int) -> None:
-        rng, text = random.Random(3), TextGen(3, 2000)
+    def add_user(self, user: str, messages: int, vocabulary: int) -> None:
+        rng, text = random.Random(3), TextGen(3, vocabulary)
         for start in range(0, messages, 20):
             self.memory.add({"request_id": "r%d" % start, "user_id": user, "session_id": "s%d" % (start // 40),
                              "messages": [{"role": "user", "content": "Kim: " + text.sentence(rng, 14),
@@ -33,6 +33,7 @@ class CacheBytesTest(MemoryTestCase):
         try:
             with self.memory.store.reading() as reader:
                 held = load(reader)
+            gc.collect()  # what the load left in garbage cycles is not held
             return held, sum(stat.size for stat in tracemalloc.take_snapshot().statistics("filename"))
         finally:
             tracemalloc.stop()
@@ -41,9 +42,9 @@ class CacheBytesTest(MemoryTestCase):
         self.assertLess(abs(estimate - allocated), TOLERANCE * allocated, (estimate, allocated))
 
     def test_a_users_postings_count_about_the_bytes_they_hold(self):
-        for user, messages in (("small", 200), ("larger", 3000)):
+        for user, messages, vocabulary in (("many words", 300, 3000), ("few words", 800, 20)):
             with self.subTest(user=user):
-                self.add_user(user, messages)
+                self.add_user(user, messages, vocabulary)
 
                 def load(reader, user=user):
                     user_key = reader.user_key(user)
@@ -55,9 +56,9 @@ class CacheBytesTest(MemoryTestCase):
                 self.assert_close(held.nbytes, allocated)
 
     def test_a_users_vectors_count_about_the_bytes_they_hold(self):
-        for user, messages in (("small", 200), ("larger", 3000)):
+        for user, messages, vocabulary in (("few", 200, 2000), ("more", 1200, 2000)):
             with self.subTest(user=user):
-                self.add_user(user, messages)
+                self.add_user(user, messages, vocabulary)
 
                 def load(reader, user=user):
                     reader.vectors_cache = None  # read whole, as the cache does first
