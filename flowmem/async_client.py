@@ -27,9 +27,9 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import sdk
 from .errors import Unavailable
+from .listing_params import MAX_PAGE
 from .sdk_types import AddResult, Session, StoredMessage, User, hits
 from .timed_http import AnswerTooLong
-from .validation import MAX_PAGE
 from .wire import (
     DEFAULT_MAX_ANSWER_BYTES,
     answer_too_large,

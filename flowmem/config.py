@@ -182,10 +182,21 @@ def _parse(field: dataclasses.Field, raw: str) -> Any:
     return parse_value(field, raw, ENV_PREFIX + field.name.upper())
 
 
+# Settings of earlier versions that no longer exist: one given is refused, naming what replaced it
+# (silently ignored, a bound an operator set would be gone without a word).
+RETIRED = {
+    "cache_words": "cache_postings_bytes, a bound in bytes (about 7.5 bytes a word held: docs/caches.md)",
+    "cache_vectors": "cache_vector_bytes, a bound in bytes (about 1.3 KB a vector held: docs/caches.md)",
+}
+
+
 def load(flags: Optional[Mapping[str, Any]] = None, environ: Optional[Mapping[str, str]] = None) -> Config:
     """Build a Config from `environ` (default: os.environ) and `flags` (None values are unset)."""
     environ = os.environ if environ is None else environ
     flags = flags or {}
+    for name, successor in sorted(RETIRED.items()):
+        if flags.get(name) is not None or environ.get(ENV_PREFIX + name.upper(), "") != "":
+            raise ConfigError("%s%s is no longer a setting: use %s" % (ENV_PREFIX, name.upper(), successor))
     values = {}
     for field in dataclasses.fields(Config):
         env_name = ENV_PREFIX + field.name.upper()

@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, U
 from . import __version__, db_path, importing, paging, portable
 from .config import Config
 from .errors import NotFound, StoreError
+from .listing_params import parse_limit, parse_order
 from .metadata import parse_filter_text
 from .receipt import receipt_ms
 from .retrieval.pipeline import search
@@ -35,7 +36,7 @@ from .storage import listing
 from .storage.rows import NewAdd
 from .storage.settings import ViewSettings, reindex_command, requested_settings
 from .storage.store import Store
-from .validation import parse_add, parse_id, parse_limit, parse_order, parse_search, parse_time
+from .validation import parse_add, parse_id, parse_search, parse_time
 
 
 def make_ranking(config: Optional[Config] = None) -> Ranking:

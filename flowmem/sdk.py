@@ -35,8 +35,9 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 
 from . import paging
 from .errors import InvalidField
+from .listing_params import MAX_PAGE
 from .sdk_types import AddResult, Hit, Session, StoredMessage, User, hits
-from .validation import ADD_FIELDS, MAX_PAGE, MESSAGE_FIELDS, SEARCH_FIELDS, unknown_fields
+from .validation import ADD_FIELDS, MESSAGE_FIELDS, SEARCH_FIELDS, unknown_fields
 
 __all__ = ["AddResult", "Hit", "MemoryAPI", "Session", "StoredMessage", "User", "add_request", "derived_request_id",
            "search_request", "add_call", "search_call"]

@@ -349,35 +349,6 @@ def _filters(raw: Any) -> Optional[Filters]:
     return Filters(session_id, since, until, role, parse_filter(given.get("metadata"), "filters.metadata"))
 
 
-# -- the listing calls' parameters (Memory.list_*; HTTP passes query strings, so digits may come as text) --
-
-MAX_PAGE = 1000
-ORDERS = ("asc", "desc")
-
-
-def parse_limit(value: Any, field: str = "limit", default: int = 50) -> int:
-    """A page size from 1 to MAX_PAGE (an integer, or its decimal digits as text); `default` if None."""
-    if value is None:
-        return default
-    value = integer_text(value, field)
-    if isinstance(value, str):
-        raise InvalidField(field, "must be an integer from 1 to %d in ASCII digits, got %s"
-                           % (MAX_PAGE, json.dumps(value, ensure_ascii=False)[:80]))
-    limit = _integer(value, field)
-    if not 1 <= limit <= MAX_PAGE:
-        raise InvalidField(field, "must be from 1 to %d, got %s" % (MAX_PAGE, shown_integer(limit)))
-    return limit
-
-
-def parse_order(value: Any, field: str = "order") -> bool:
-    """"asc" (the default) or "desc": True when descending."""
-    if value is None:
-        return False
-    if value not in ORDERS:
-        raise InvalidField(field, "must be \"asc\" or \"desc\", got %s" % json.dumps(value, ensure_ascii=False)[:80])
-    return value == "desc"
-
-
 def parse_time(value: Any, field: str) -> Optional[int]:
     """A moment as Unix ms: an integer (or its digits as text) of Unix milliseconds, or an ISO-8601
     date or date and time (UTC unless it names an offset; `Z` accepted); None stays None."""
@@ -397,7 +368,7 @@ def parse_time(value: Any, field: str) -> Optional[int]:
     epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
     ms = (moment - epoch) // datetime.timedelta(milliseconds=1)
     # An offset can carry a time past either end of what a date can show (9999-12-31T23:59:59-23:59 is
-    # year 10000 in UTC), and every such moment is later named as a date (_iso(), created_at).
+    # year 10000 in UTC), and every such moment is later named as a date (validation.py, created_at).
     if not MIN_ISO_MS <= ms <= MAX_TIMESTAMP_MS:
         raise InvalidField(field, "must be within years 1 to 9999 in UTC, got %s"
                            % json.dumps(value, ensure_ascii=False)[:80])
@@ -406,3 +377,6 @@ def parse_time(value: Any, field: str) -> Optional[int]:
 
 # An id as Add takes it (a non-blank string without control characters), InvalidField naming the field.
 parse_id = _id
+
+# The integer rule of a body, which the listing's page parameters follow too (listing_params.py).
+parse_integer = _integer

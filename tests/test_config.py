@@ -51,6 +51,12 @@ class ConfigTest(unittest.TestCase):
                     load({}, environ=env)
                 self.assertIn(word, cm.exception.reason)
 
+    def test_a_retired_setting_is_refused_naming_what_replaced_it_never_ignored(self):
+        for given in ({"environ": {"FLOWMEM_CACHE_WORDS": "1000"}}, {"flags": {"cache_vectors": 5}}):
+            with self.subTest(given=given), self.assertRaises(ConfigError) as caught:
+                load(**given)
+            self.assertIn("is no longer a setting: use cache_", caught.exception.reason)
+
     def test_config_is_immutable(self):
         with self.assertRaises(dataclasses.FrozenInstanceError):
             Config().port = 1  # type: ignore[misc]

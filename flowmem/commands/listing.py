@@ -21,9 +21,9 @@ import json
 import sys
 from typing import Any, Callable, Dict, Optional
 
+from ..listing_params import MAX_PAGE
 from ..memory import Memory
 from ..paging import walk
-from ..validation import MAX_PAGE
 from .command import Command, UsageError, json_object, loaded
 from .parser import integer
 
