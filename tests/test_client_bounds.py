@@ -1,7 +1,7 @@
 """What a server can make Client and AsyncClient wait for and hold: one timeout for a whole request, and
 answers no longer than `max_answer_bytes`.
 
-A raw loopback listener (Script) stands in for a hostile server: it reads each request,
+A raw loopback listener (Script, the bench kit's ScriptedServer) stands in for a hostile server: it reads each request,
 then writes what its script says, as slowly as it says (a byte at a time to trickle), and
 counts the bytes it got out before the client hung up. A call's timeout bounds it whole:
 a trickle that keeps every read short of the timeout must still end the call near it, far
@@ -11,8 +11,6 @@ bound of it (none where it states its length).
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
 import time
 import unittest
 from typing import Any, Callable, List
@@ -21,54 +19,11 @@ from flowmem.async_client import AsyncClient
 from flowmem.client import Client
 from flowmem.errors import FlowmemError, Unavailable
 from flowmem.wire import DEFAULT_MAX_ANSWER_BYTES, AnswerTooLarge
+from tools.benchkit.scripted import ScriptedServer
 
 MiB = 1024 * 1024
 HEALTH = b'{"status": "ok"}'
-
-
-class Script:
-    """A listener on 127.0.0.1 that reads each request and answers with `write(send)`, `send(bytes)` writing
-    on the connection; `sent` counts the bytes written before the client closed it."""
-
-    def __init__(self, write: Callable[[Callable[[bytes], None]], None]):
-        self.sent = 0
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.origin = "http://127.0.0.1:%d" % self._listener.getsockname()[1]
-        self._write = write
-        self._stopped = threading.Event()
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while not self._stopped.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
-
-    def _answer(self, conn: socket.socket) -> None:
-        with conn:
-            data = b""
-            while b"\r\n\r\n" not in data:  # the clients' requests here carry no body
-                chunk = conn.recv(65536)
-                if not chunk:
-                    return
-                data += chunk
-
-            def send(chunk: bytes) -> None:
-                if self._stopped.is_set():
-                    raise OSError("stopped")
-                conn.sendall(chunk)
-                self.sent += len(chunk)
-
-            try:
-                self._write(send)
-            except OSError:  # the client hung up (or the test ended): what was sent is counted
-                pass
-
-    def close(self) -> None:
-        self._stopped.set()
-        self._listener.close()
+Script = ScriptedServer
 
 
 def trickle(data: bytes, every_s: float) -> Callable[[Callable[[bytes], None]], None]:
