@@ -27,20 +27,27 @@ Which messages of a session pass is found once per search (DocFilter): the sessi
 the view, or from the held postings' arrays without a ViewRow per doc (postings.py);
 time and role by SQL, for all the sessions new to a batch of docs at once
 (Reader.passing_positions()): no session is read whole for it, so none enters the
-session cache (session_cache.py) or counts among the sessions the search read. The
+session cache (session_cache.py) or counts among the sessions the search read. Metadata
+is first tested per session, from how many of its messages hold each pair
+(storage/metadata_filter.py): a session where every message holds them all passes whole
+and one where a pair is held by none passes nothing, without a test per message; only the
+others test their messages, for the pairs that differ among them, so a filter's cost does
+not grow with its number of pairs. The
 fallback's latest messages are filtered in the SQL that reads them
 (Reader.latest_message_views()). A search without filters never builds a DocFilter.
 """
 from __future__ import annotations
 
-from typing import Container, Dict, Iterable, List, Mapping, NamedTuple, Optional, Set, Tuple, TypeVar
+from typing import Container, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Set, Tuple, TypeVar
 
+from ..storage import metadata_filter
 from ..storage.metadata_index import Pairs
 from ..storage.reader import Reader
 from ..storage.rows import ViewRow
 
 V = TypeVar("V")
 
+EMPTY: FrozenSet[int] = frozenset()
 EVERY_POSITION = range(1, 2 ** 62)  # the positions of a session a filter by session id alone passes: all
 
 
@@ -63,6 +70,7 @@ class DocFilter:
                         or bool(filters.metadata))
         self._verdicts: Dict[int, bool] = {}  # message view doc id -> whether it passes
         self._positions: Dict[int, Container[int]] = {}  # session key -> the positions of the messages that pass
+        self._terms: Optional[Dict[Tuple[str, str], int]] = None  # the metadata pairs' terms, once found
 
     def view_passes(self, view: ViewRow) -> bool:
         """Whether every message of `view` (a message, window or segment) passes."""
@@ -74,7 +82,8 @@ class DocFilter:
     def _find(self, sessions: Mapping[int, Tuple[str, int]]) -> None:
         """The positions of the messages that pass in each of `sessions` ({session key: (session id,
         message count)}) not found yet, kept for the search: by one SQL query for them all where
-        time or role is filtered (Reader.passing_positions())."""
+        time or role is filtered (Reader.passing_positions()), and for metadata as
+        metadata_filter.passing() finds them, the two intersected where both are given."""
         f = self.filters
         by_row = []
         for key, (session_id, _) in sessions.items():
@@ -88,10 +97,27 @@ class DocFilter:
                 self._positions[key] = EVERY_POSITION
             else:
                 by_row.append(key)
-        if by_row:
-            found = self.reader.passing_positions(by_row, f.since_ms, f.until_ms, f.role, self.user_key, f.metadata)
-            for key in by_row:
-                self._positions[key] = found.get(key, ())
+        if not by_row:
+            return
+        timed = f.since_ms is not None or f.until_ms is not None or f.role is not None
+        held = self._holding(by_row) if f.metadata else dict.fromkeys(by_row)  # None: every position
+        found = self.reader.passing_positions([k for k in by_row if held[k] != EMPTY], f.since_ms, f.until_ms,
+                                              f.role, self.user_key) if timed else {}
+        for key in by_row:
+            kept = held[key]
+            if timed:
+                at = found.get(key, EMPTY)
+                kept = at if kept is None else at & kept
+            self._positions[key] = EVERY_POSITION if kept is None else kept
+
+    def _holding(self, keys: List[int]) -> Mapping[int, Optional[FrozenSet[int]]]:
+        """{session key: the positions of its messages holding the metadata filter's pairs, None for all}
+        of `keys` (metadata_filter.passing()); a pair no message of the user's holds passes nothing."""
+        if self._terms is None:
+            self._terms = metadata_filter.terms(self.reader.conn, self.user_key, self.filters.metadata) or {}
+        if not self._terms:
+            return dict.fromkeys(keys, EMPTY)
+        return metadata_filter.passing(self.reader.conn, self._terms, keys)
 
     def passing(self, docs: Iterable[int]) -> Set[int]:
         """The message views among `docs` (doc ids of the user's message views) that pass."""
@@ -129,8 +155,9 @@ class DocFilter:
         """The user's last `limit` messages that pass, newest first, as Reader.latest_message_views() orders them.
 
         The filter is the SQL's: only the messages that pass are read, and a session filter
-        reads that session alone.
+        reads that session alone; metadata pairs are tested fewest holders first.
         """
         f = self.filters
+        pairs = metadata_filter.rarest_first(self.reader.conn, self.user_key, f.metadata) if f.metadata else ()
         return self.reader.latest_message_views(self.user_key, limit, f.session_id, f.since_ms, f.until_ms, f.role,
-                                                f.metadata)
+                                                pairs)

@@ -34,7 +34,7 @@ import contextlib
 import sqlite3
 from typing import Callable, Generator, Iterable, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
-from . import metadata_index
+from . import metadata_filter, metadata_index
 from .ids import message_id
 from .metadata_index import Pairs
 from .reader import message_conditions
@@ -181,19 +181,25 @@ def _messages(conn: sqlite3.Connection, user_key: int, session: Optional[int], s
         "SELECT session_key FROM sessions WHERE user_key = ? ORDER BY session_key " + order, (user_key,))]
     if after is not None:
         keys = [k for k in keys if (k <= after[0] if descending else k >= after[0])]
+    terms = metadata_filter.terms(conn, user_key, metadata) if metadata else {}
     if metadata:
-        tagged = set(metadata_index.tagged_sessions(conn, user_key, metadata))
+        tagged = set(metadata_index.tagged_sessions(conn, user_key, metadata)) if terms else set()
         keys = [k for k in keys if k in tagged]
-    tests, params = message_conditions(since, until, None, user_key, metadata)
-    timed = " AND " + tests if tests else ""
+    timed, params = message_conditions(since, until, None)
     for key in keys:
+        # Only the pairs this session's messages differ in are tested message by message (metadata_filter.py).
+        held = metadata_filter.session_test(conn, terms, key) if terms else ("", [])
+        if held is None:
+            continue
+        tests = " AND ".join(test for test in (timed, held[0]) if test)
+        timed_held = " AND " + tests if tests else ""
         start = after[1] if after is not None and key == after[0] else (2 ** 62 if descending else 0)
         # s.user_key: a session key given is read only if it is the user's.
         for row in conn.execute(
                 "SELECT %s FROM sessions s CROSS JOIN messages m ON m.session_key = s.session_key"
                 " WHERE s.session_key = ? AND s.user_key = ? AND m.seq %s ?%s ORDER BY m.seq %s LIMIT ?"
-                % (_MESSAGE_COLUMNS, "<" if descending else ">", timed, order),
-                [key, user_key, start, *params, most]):
+                % (_MESSAGE_COLUMNS, "<" if descending else ">", timed_held, order),
+                [key, user_key, start, *params, *held[1], most]):
             yield ListedMessage._make(row)
 
 

@@ -1,14 +1,30 @@
-"""Messages' metadata as stored and as filters find it: one canonical text per object and per value.
+"""Messages' metadata as stored and as filters find it: one canonical text per object, one term per (key, value).
 
 A message's metadata (the service checks its shape: flowmem/metadata.py) is stored as
-one JSON object in `messages.metadata`, keys sorted, and each of its keys as a row of
-`metadata_index` (user_key, key, value, session_key, seq), the value as canonical JSON
-text (value_text()). Equality of values is equality of those texts, so a number equals
-itself written as 1 or 1.0, but never the string "1" or the boolean true.
+one JSON object in `messages.metadata`, keys sorted: what listings, exports and items
+show. What filters read is the index (schema 6, storage/schema.py):
 
-A filter `{"topic": "pets"}` is then a lookup through the index's primary key from the
-user's key: what it reads is that user's rows of that key and value, nothing of other
-users' and nothing of the user's other messages (filter_sql()).
+- `metadata_terms`: each (key, value) a user's messages hold, once per user, the value as
+  canonical JSON text (value_text()), with `messages`, how many of the user's messages hold
+  it. Equality of values is equality of those texts, so a number equals itself written as
+  1 or 1.0, but never the string "1" or the boolean true.
+- `metadata_index`: one row of three integers per (message, key), (session_key, seq, term),
+  its primary key: a message's rows lie together, and whether it holds a term is one lookup.
+- `metadata_sessions`: (term, session_key, messages), how many of a session's messages hold
+  the term: the sessions a filtered listing or fallback need visit (tagged_sessions()).
+
+Interning is the schema's own doing, so every writer writes rows one way: INSERT_SQL
+inserts (user_key, key, value, session_key, seq) into the view `metadata_rows`, whose
+trigger finds or makes the term and counts the message in; a trigger on deleting an index
+row counts it out and deletes a term (or a session's count) with its last message, so no
+key or value of a deleted message, session or user stays in the file. Schema 5 kept the key
+and value text in every row and again in a by-message index: about three times each message's
+metadata on disk. A row is now three small integers (docs/metadata.md has the figures).
+
+Which messages a filter keeps is metadata_filter.py's: first by session, from
+`metadata_sessions`, then message by message only where a session's messages differ, and
+then by the cheaper of two tests. A term is found through the user's key, so nothing of
+another user's is read, and a pair no message holds has no term, so no message passes.
 """
 from __future__ import annotations
 
@@ -45,11 +61,12 @@ def pairs(filters: Mapping[str, Any]) -> Pairs:
 
 
 def index_rows(user_key: int, session_key: int, seq: int, text: Optional[str]) -> List[Tuple[Any, ...]]:
-    """The `metadata_index` rows of a message at `seq` of `session_key` whose stored metadata is `text`."""
+    """The rows INSERT_SQL takes for a message at `seq` of `session_key` whose stored metadata is `text`."""
     return [(user_key, key, value_text(value), session_key, seq) for key, value in sorted(loads(text).items())]
 
 
-INSERT_SQL = "INSERT INTO metadata_index (user_key, key, value, session_key, seq) VALUES (?, ?, ?, ?, ?)"
+# Into the view: its trigger (schema.py, migration 6) interns the (key, value) and writes the index row.
+INSERT_SQL = "INSERT INTO metadata_rows (user_key, key, value, session_key, seq) VALUES (?, ?, ?, ?, ?)"
 
 
 def reindex_session(conn: sqlite3.Connection, user_key: int, session_key: int) -> None:
@@ -60,24 +77,37 @@ def reindex_session(conn: sqlite3.Connection, user_key: int, session_key: int) -
     conn.executemany(INSERT_SQL, [r for seq, text in rows for r in index_rows(user_key, session_key, seq, text)])
 
 
+
+
+def term_sql(user_key: int, pair: Tuple[str, str], columns: str = "term") -> Tuple[str, List[object]]:
+    """A query of `columns` of the user's term of `pair` (by the unique (user_key, key, value) index), and
+    its parameters (metadata_filter.py finds a filter's terms with it)."""
+    return ("SELECT %s FROM metadata_terms WHERE user_key = ? AND key = ? AND value = ?" % columns,
+            [user_key, *pair])
+
+
 def filter_sql(user_key: int, wanted: Pairs, message: str = "m") -> Tuple[str, List[object]]:
     """The SQL test (and its parameters) that a message aliased `message` has every (key, value) of
-    `wanted`: one primary-key lookup of the index per pair; ("", []) when `wanted` is empty."""
-    tests: List[str] = []
-    params: List[object] = []
-    for key, value in wanted:
-        tests.append("EXISTS (SELECT 1 FROM metadata_index t WHERE t.user_key = ? AND t.key = ? AND t.value = ?"
-                     " AND t.session_key = %s.session_key AND t.seq = %s.seq)" % (message, message))
-        params.extend((user_key, key, value))
-    return " AND ".join(tests), params
+    `wanted`: one primary-key lookup per pair, in the order given, a message stopping at the first it
+    lacks (so fewest holders first is cheapest: metadata_filter.rarest_first()); ("", []) when `wanted`
+    is empty. Each term is an uncorrelated subquery, which SQLite runs once per statement."""
+    at = "t.session_key = %s.session_key AND t.seq = %s.seq" % (message, message)
+    terms = [term_sql(user_key, pair) for pair in wanted]
+    return (" AND ".join("EXISTS (SELECT 1 FROM metadata_index t WHERE %s AND t.term = (%s))" % (at, sql)
+                         for sql, _ in terms), [value for _, more in terms for value in more])
 
 
 def tagged_sessions(conn: sqlite3.Connection, user_key: int, wanted: Pairs) -> Sequence[int]:
-    """The keys of the user's sessions holding a message with the first pair of `wanted` (through the
-    index from the user's key): the only sessions a filtered listing or fallback need visit."""
+    """The keys of the user's sessions holding a message with the rarest pair of `wanted` (none if a
+    pair is held by no message): the only sessions a filtered listing or fallback need visit."""
     if not wanted:
         raise ValueError("no metadata pairs")
-    key, value = wanted[0]
+    held = []
+    for pair in wanted:
+        row = conn.execute(*term_sql(user_key, pair, "messages, term")).fetchone()
+        if row is None:
+            return []
+        held.append(row)
+    rarest = min(held)[1]
     return [k for (k,) in conn.execute(
-        "SELECT DISTINCT session_key FROM metadata_index WHERE user_key = ? AND key = ? AND value = ?"
-        " ORDER BY session_key", (user_key, key, value))]
+        "SELECT session_key FROM metadata_sessions WHERE term = ? ORDER BY session_key", (rarest,))]

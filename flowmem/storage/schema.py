@@ -31,8 +31,13 @@ Tables (schema version 6):
   of a deleted session is given again (session_rows.py). A user removed with their last
   session leaves the floor in `retired_users` for when they come back; delete-user leaves
   nothing.
-- `metadata_index` (migration 5): one row per (message, metadata key), its value as
-  canonical JSON: what a search's or a listing's `filters.metadata` reads, from the user's key.
+- `metadata_index` (migration 5): one row per (message, metadata key): what a search's or a
+  listing's `filters.metadata` reads. Migration 6 interns each (user, key, value) once as a row
+  of `metadata_terms` (the value as canonical JSON, with how many messages hold it), makes the
+  index rows (session_key, seq, term), integers only, and adds `metadata_sessions`, how many
+  messages of each session hold each term; rows are written through the view `metadata_rows`,
+  whose trigger interns them, and a trigger counts a deleted row out, deleting a term or a
+  session's count with its last row (metadata_index.py).
 - `views`: each retrieval view as a range of one session's messages; its `doc_id` is
   its rowid in the FTS5 index. A view's text is never stored twice: its content is
   its messages' content, its indexed terms its messages' tokens.
@@ -105,6 +110,67 @@ def _add_attempt_column(conn: sqlite3.Connection) -> None:
         attempt = next((a for a in range(64) if session_tag(user_id, session_id, a) == tag), 0)
         if attempt:
             conn.execute("UPDATE sessions SET attempt = ? WHERE session_key = ?", (attempt, session_key))
+
+
+_METADATA_6 = [
+    """CREATE TABLE metadata_terms (
+        term INTEGER PRIMARY KEY,
+        user_key INTEGER NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        messages INTEGER NOT NULL,
+        UNIQUE (user_key, key, value)
+    )""",
+    "INSERT INTO metadata_terms (user_key, key, value, messages) SELECT user_key, key, value, count(*)"
+    " FROM metadata_index GROUP BY user_key, key, value ORDER BY user_key, key, value",
+    """CREATE TABLE metadata_sessions (
+        term INTEGER NOT NULL,
+        session_key INTEGER NOT NULL,
+        messages INTEGER NOT NULL,
+        PRIMARY KEY (term, session_key)
+    ) WITHOUT ROWID""",
+    "INSERT INTO metadata_sessions (term, session_key, messages) SELECT t.term, i.session_key, count(*)"
+    " FROM metadata_index i JOIN metadata_terms t ON t.user_key = i.user_key AND t.key = i.key AND t.value = i.value"
+    " GROUP BY t.term, i.session_key",
+    """CREATE TABLE metadata_index_6 (
+        session_key INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        term INTEGER NOT NULL,
+        PRIMARY KEY (session_key, seq, term)
+    ) WITHOUT ROWID""",
+    "INSERT INTO metadata_index_6 (session_key, seq, term) SELECT i.session_key, i.seq, t.term FROM metadata_index i"
+    " JOIN metadata_terms t ON t.user_key = i.user_key AND t.key = i.key AND t.value = i.value",
+    "DROP TABLE metadata_index",  # and its index metadata_by_message, which the new primary key does the work of
+    "ALTER TABLE metadata_index_6 RENAME TO metadata_index",
+    """CREATE VIEW metadata_rows (user_key, key, value, session_key, seq) AS SELECT t.user_key, t.key, t.value,
+        i.session_key, i.seq FROM metadata_index i JOIN metadata_terms t ON t.term = i.term""",
+    """CREATE TRIGGER metadata_row_added INSTEAD OF INSERT ON metadata_rows BEGIN
+        INSERT INTO metadata_terms (user_key, key, value, messages) VALUES (NEW.user_key, NEW.key, NEW.value, 1)
+            ON CONFLICT (user_key, key, value) DO UPDATE SET messages = messages + 1;
+        INSERT INTO metadata_index (session_key, seq, term) SELECT NEW.session_key, NEW.seq, term
+            FROM metadata_terms WHERE user_key = NEW.user_key AND key = NEW.key AND value = NEW.value;
+        INSERT INTO metadata_sessions (term, session_key, messages) SELECT term, NEW.session_key, 1
+            FROM metadata_terms WHERE user_key = NEW.user_key AND key = NEW.key AND value = NEW.value
+            ON CONFLICT (term, session_key) DO UPDATE SET messages = messages + 1;
+    END""",
+    """CREATE TRIGGER metadata_row_removed AFTER DELETE ON metadata_index BEGIN
+        UPDATE metadata_sessions SET messages = messages - 1 WHERE term = OLD.term AND session_key = OLD.session_key;
+        DELETE FROM metadata_sessions WHERE term = OLD.term AND session_key = OLD.session_key AND messages = 0;
+        UPDATE metadata_terms SET messages = messages - 1 WHERE term = OLD.term;
+        DELETE FROM metadata_terms WHERE term = OLD.term AND messages = 0;
+    END""",
+]
+
+
+def _intern_metadata(conn: sqlite3.Connection) -> None:
+    """Migration 6: each (user, key, value) of `metadata_index` once, as a term of `metadata_terms`, the index
+    as rows of integers and `metadata_sessions` (metadata_index.py says why), unless the file has them already."""
+    if "term" in [row[1] for row in conn.execute("PRAGMA table_info(metadata_index)")]:
+        # A file made with this layout up front (tests do) and then given migration 5's index again.
+        conn.execute("DROP INDEX IF EXISTS metadata_by_message")
+        return
+    for statement in _METADATA_6:
+        conn.execute(statement)
 
 
 Migration = Union[str, Callable[[sqlite3.Connection], None]]
@@ -186,6 +252,8 @@ MIGRATIONS: List[List[Migration]] = [
     [
         # A session deleted and sent again took its old tag, so its messages the ids of deleted ones (issue 31).
         _add_attempt_column,
+        # Every metadata key and value was stored three times, and a filter cost one lookup per pair (issue 31).
+        _intern_metadata,
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
