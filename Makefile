@@ -22,8 +22,10 @@ COMPONENT_TESTS = tests.test_inspector_browser tests.test_mcp_sdk tests.test_dep
 FAST_TESTS = $(filter-out $(E2E_TESTS) $(COMPONENT_TESTS),$(TESTS))
 
 .PHONY: test-e2e test-components test-all
+# The fast tier runs its modules in one process per core (tests/parallel.py); `$(PYTHON) -m unittest MODULE`
+# runs any of them alone.
 test:
-	$(PYTHON) -m unittest $(FAST_TESTS)
+	$(PYTHON) -m tests.parallel $(FAST_TESTS)
 
 test-e2e:
 	$(PYTHON) -m unittest $(E2E_TESTS)
