@@ -5,31 +5,21 @@
 the same answer, and help names the other beside the flag (in this process: tests/cli_inprocess.py).
 """
 import json
-import os
-import tempfile
 import unittest
 
-from tests.cli_inprocess import InProcessCli
 from tests.helpers import T0, add_body
+from tests.test_cli_help import CliTestCase
 
 OTHER_NAME = {"--top-k": "--limit", "--user": "--user-id", "--session": "--session-id"}
 WORDS = ["Dana: I adopted a beagle called Biscuit", "Dana: the beagle chews shoes", "Dana: a beagle at the beach",
          "Dana: my beagle sleeps all day"]
 
 
-class FlagAliasTest(InProcessCli, unittest.TestCase):
+class FlagAliasTest(CliTestCase):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="flowmem-aliases-")
-        self.addCleanup(self.tmp.cleanup)
-        self.cli_dir = self.tmp.name
-        self.db = os.path.join(self.tmp.name, "cli.db")
+        super().setUp()
         adds = [add_body("dana", "s1", WORDS, "r1"), add_body("dana", "s2", WORDS[:1], "r2", timestamp=T0 + 1000)]
         self.ok("add", "--db", self.db, "-", stdin=json.dumps(adds))
-
-    def ok(self, *args, stdin=None):
-        result = self.run_cli(*args, stdin=stdin)
-        self.assertEqual(result.returncode, 0, result.stderr)
-        return result.stdout
 
     def test_search_takes_limit_as_top_k(self):
         by_name = {flag: json.loads(self.ok("search", "--db", self.db, "--user", "dana", "--json", flag, "2", "beagle"))
