@@ -298,8 +298,7 @@ def _read_session(conn: sqlite3.Connection, key: int, session_id: str, numbering
                     break
                 add = StoredAdd(rowid, rowid, session_id, request_id, [])
             add.messages.append((role, content, timestamp_ms, metadata, message_id(tag, number), bool(dated)))
-    if add is not None:
-        last = add.messages[-1][4]
-        if not last.endswith("-%d" % given):  # its session's last message, and numbers after it were deleted
+    if add is not None:  # the session's last Add: `number` is its last message's
+        if number != given:  # numbers after it were given to messages since deleted
             add = add._replace(numbers_given=given)
         found.insert(add)
