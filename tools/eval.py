@@ -5,6 +5,7 @@
     python -m tools.eval locomo --style chat        # the same conversations as people type them (chatstyle.py)
     python -m tools.eval locomo --baseline fts5     # bare FTS5 instead of flowmem (bare.py)
     python -m tools.eval synthetic [PATH]           # default fixtures/synthetic-small.json
+    python -m tools.eval natural [--split report]   # the natural lives: found@1/3/10, own size and 10,000
     python -m tools.eval compare A.jsonl B.jsonl    # paired difference with bootstrap CIs
                                       [--category temporal]
     python -m tools.eval --compare A.jsonl B.jsonl  # the same
@@ -31,7 +32,7 @@ from typing import Any, Dict, List, Optional
 
 from flowmem import config as flowmem_config
 from tools import data_paths
-from tools.evalkit import compare as comparing, dataset as datasets, report, runner
+from tools.evalkit import compare as comparing, dataset as datasets, natural_report, report, runner
 from tools.evalkit.bare import BareFts5Client
 from tools.evalkit.chatstyle import chat_style
 from tools.evalkit.replay import HttpClient, InProcessClient
@@ -110,6 +111,26 @@ def run_dataset(args: argparse.Namespace, dataset: datasets.Dataset) -> Dict[str
     return summary
 
 
+def add_natural_parser(commands: Any) -> None:
+    p = commands.add_parser("natural", help="the natural-question lives (tools/evalkit/natural.py, docs/natural.md)")
+    p.add_argument("--split", choices=("tune", "report", "all"), default="tune", help="which lives (default: tune)")
+    p.add_argument("--haystack", type=int, default=10000, help="messages per user with filler (default: 10000)")
+    p.add_argument("--sizes", default="own,filler", help="own, filler or both (default: own,filler)")
+    p.add_argument("--no-reference", action="store_true", help="leave the small sentence model out")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a flowmem setting")
+    p.add_argument("--out", help="per-question lines of flowmem's answers: OUT.own.jsonl, OUT.filler.jsonl")
+    p.add_argument("--json", help="write the summary as JSON here")
+
+
+def run_natural(args: argparse.Namespace) -> int:
+    summary = natural_report.run(args.split, args.haystack, parse_settings(args.set), reference=not args.no_reference,
+                                 sizes=args.sizes.split(","), out=args.out)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(summary, f, indent=1, sort_keys=True)
+    return 0
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="eval.py", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -129,6 +150,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         if name == "locomo":
             p.add_argument("--haystack", type=int, metavar="N", help="make each user hold N messages: the other "
                            "conversations' sessions under its speakers' labels (dataset.with_haystack)")
+    add_natural_parser(commands)
     p = commands.add_parser("compare", help="paired difference of two --out files (B - A)")
     p.add_argument("a")
     p.add_argument("b")
@@ -146,6 +168,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         print()
         print(comparing.compare_table(comparing.compare(a, b)))
         return 0
+    if args.command == "natural":
+        return run_natural(args)
     if args.command == "synthetic" and not os.path.isfile(args.path):
         print("error: synthetic suite not found: %s (python -m tools.synthetic --out PATH writes one)" % args.path,
               file=sys.stderr)
