@@ -144,7 +144,7 @@ class SettingsPathTest(unittest.TestCase):
 
     def test_the_pool_is_built_with_the_ranking_itself(self):
         ranking = Ranking(candidate_pool=3, context_pool=4)
-        query = mock.Mock(terms=["word"], periods=())
+        query = mock.Mock(terms=["word"], periods=(), names=[])
         reader = mock.MagicMock()
         reader.settings = ViewSettings(resolve_times=False)
         with mock.patch.object(pipeline, "analyze", return_value=query), \

@@ -32,7 +32,7 @@ from ..storage import fts
 from ..storage.reader import Reader
 from ..storage.views import MESSAGE
 from ..text import lexicon, timeexpr
-from ..text.tokenize import STEMMED_STOPWORDS, normalize
+from ..text.tokenize import STEMMED_STOPWORDS, normalize, tokenize
 from .query import Query
 
 RELATED_PER_TERM = 8  # lexicon entries read per question term, strongest first
@@ -246,3 +246,45 @@ def doc_weights(bridge: Bridge) -> Dict[int, float]:
         if term not in terms:
             terms.append(term)
     return {doc: sum(bridge.weights[t] for t in sorted(terms)) for doc, terms in held.items()}
+
+
+# -- names spelt another way --------------------------------------------------------------
+
+_RAW_NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
+_SOUNDS_ALIKE = str.maketrans({"k": "c", "q": "c", "z": "s", "y": "a", "e": "a", "i": "a", "o": "a", "u": "a"})
+SPEAKER_ROWS = 2000  # speaker names read per question that names someone the memory never holds
+
+
+def name_key(word: str) -> str:
+    """A name's spelling-blind key: its first letter, then its consonants but h, repeats once, k as c,
+    vowels (and y) dropped: "Mohammed" and "Muhamad" are both "md", "Katherine" and "Kathryn" "ctrn"."""
+    w = word.lower().replace("ph", "f").translate(_SOUNDS_ALIKE)
+    first, rest = w[:1], [c for c in w[1:] if c not in "ah"]
+    out = first
+    for c in rest:
+        if c != out[-1]:
+            out += c
+    return out
+
+
+def respelt_names(reader: Reader, user_key: int, query: Query) -> Query:
+    """`query` with each name it says that this memory never holds (no message word, no speaker) replaced
+    by the user's one speaker whose name has the same name_key(): "Mohammed" asked, "Muhamad" the label."""
+    names = [n for n in query.names if len(n) >= 3]
+    if not names:
+        return query
+    held = reader.doc_freqs(user_key, names, (MESSAGE, fts.SPEAKER))
+    unseen = [n for n in names if not held.get((MESSAGE, n)) and not held.get((fts.SPEAKER, n))]
+    if not unseen:
+        return query
+    speakers = [t for t, _ in reader.vocabulary(user_key, fts.SPEAKER, "", SPEAKER_ROWS)]
+    swap: Dict[str, str] = {}
+    for name in unseen:
+        # The word as asked keys better than its stem ("Mohammed", not "moham").
+        keys = {name_key(name)} | {name_key(w) for w in _RAW_NAME.findall(query.text) if tokenize(w)[:1] == [name]}
+        alike = [s for s in speakers if name_key(s) in keys and len(name_key(s)) >= 2]
+        if len(alike) == 1:
+            swap[name] = alike[0]
+    if not swap:
+        return query
+    return query._replace(terms=[swap.get(t, t) for t in query.terms], names=[swap.get(n, n) for n in query.names])
