@@ -69,12 +69,16 @@ _DATE_WORDS = _MONTH_WORDS | frozenset(timeexpr.WEEKDAYS)  # capitalised, but da
 _YEAR = re.compile(r"(19|20)\d\d")
 # Questions that ask for several facts: a count ("how many"), a plural thing asked for
 # ("what books", "which outdoor activities"; not a verb: "what does", "what is"), or a
-# perfect or plural state ("what has she", "where have they", "what are").
+# perfect or plural state ("what has she", "where have they", "what are"), people asked for
+# in the plural ("who are", "who's in"), a choice among several ("which of"), or a span
+# of time the facts are gathered over ("so far", "over time", "over the past year").
 _VERB = r"(?:did|does|do|is|was|are|were|has|have|had|can|could|would|will|should)"
 _NOT_PLURAL = r"(?:this|is|was|does|has|its|his|hers|yes|us|ones)"
 _MANY = re.compile(r"\bhow many\b|多少|几次|哪些"
                    r"|\b(?:what|which) (?:(?!%s\b)[a-z]+ )?(?!%s\b)[a-z]+[^s\W]s\b"
-                   r"|\b(?:what|where) (?:are|have|has)\b" % (_VERB, _NOT_PLURAL), re.I)
+                   r"|\b(?:what|where) (?:are|have|has)\b"
+                   r"|\bwho(?:'re| are| were| have|'s in| is in)\b|\bwhich of\b|\bwhat (?:kinds?|sorts?|types?) of\b"
+                   r"|\b(?:so far|over time|over the (?:years|past \w+))\b" % (_VERB, _NOT_PLURAL), re.I)
 
 
 class Query(NamedTuple):
