@@ -190,7 +190,7 @@ class _Gathering:
                     best_bm25=best_per_message(scores, pool_views), related=_keyed(self.related, found),
                     typo=_keyed(self.typo, found), meaning=near.cosines(messages), word_match=word_match,
                     unseen=unseen, meaning_only=self.meaning_only,
-                    bursts=any(m.turn is not None for m in messages.values()))
+                    bursts=any(m.turn is not None for m in messages.values()), asked=tuple(self.asked))
 
 
 def _nearness(reader: Reader, user_key: int, asked: Sequence[str], scorer: _Scorer, ranking: Ranking,

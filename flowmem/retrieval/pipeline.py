@@ -38,7 +38,8 @@ from ..storage.rows import MessageRow
 from ..storage.store import Store
 from ..text.period import may_name_period
 from ..text.timeexpr import is_date_token
-from . import fallback, meaning, signals, state_update
+from . import fallback, meaning, rerank, signals, state_update
+from .bridges import respelt_names
 from .candidates import build
 from .filters import DocFilter, Filters
 from .fusion import competition_ranks, fuse
@@ -118,6 +119,7 @@ def prepare(reader: Reader, user_id: str, question: str, options: Sequence[str],
         return None
     if index.resolve_times and may_name_period(question):
         query = scoped(query, reader.memory_days(user_key))
+    query = respelt_names(reader, user_key, query)
     keep = None if filters is None else DocFilter(reader, user_key, filters)
     pool = build(reader, user_key, query, ranking, keep)  # bounded by the ranking's own settings, read by name
     return Prepared(query, pool, signal_scores(query, pool), lambda key: reader.message_row(*key))
@@ -140,12 +142,7 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
     (rerank_state_updates()), the views that fill the slots chosen (selection.py) and
     made items (items.py); an item whose content repeats an earlier one's is left out.
     """
-    option_weight = ranking.weight(signals.OPTIONS) * signals.options_boost(prepared.query, prepared.pool,
-                                                                             ranking.options_boost_max)
-    gate = 0.0 if _dated(prepared.query) else meaning.gate(prepared.pool.word_match, ranking.meaning_closed_at)
-    meaning_weight = ranking.weight(signals.MEANING) * gate
-    fused = fuse_signals(prepared.pool, prepared.signal_scores, ranking, option_weight, meaning_weight)
-    ordered = rerank_state_updates(prepared, fused, ranking)
+    ordered = rerank_state_updates(prepared, rerank_head(prepared, fused_order(prepared, ranking), ranking), ranking)
     if prepared.query.many:
         order, scores = spread(ordered.order, ordered.scores, ranking.spread_keep, ranking.spread_slots,
                                ranking.spread_gap)
@@ -175,15 +172,39 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
     return items
 
 
+def fused_order(prepared: Prepared, ranking: Ranking) -> Ordered:
+    """The pool's messages in fused order (fuse_signals()), the options' and meaning's weights set for this question."""
+    option_weight = ranking.weight(signals.OPTIONS) * signals.options_boost(prepared.query, prepared.pool,
+                                                                             ranking.options_boost_max)
+    gate = 0.0 if _dated(prepared.query) else meaning.gate(prepared.pool.word_match, ranking.meaning_closed_at)
+    meaning_weight = ranking.weight(signals.MEANING) * gate
+    return fuse_signals(prepared.pool, prepared.signal_scores, ranking, option_weight, meaning_weight)
+
+
+def rerank_head(prepared: Prepared, ordered: Ordered, ranking: Ranking) -> Ordered:
+    """`ordered` with its first `rerank_depth` messages and the `rerank_nearest` nearest in meaning
+    reordered by the learned weights over their evidence (rerank.py); as it was with the rerank off."""
+    weights = ranking.rerank_vector()
+    if weights is None:
+        return ordered
+    pool = prepared.pool
+    keys = rerank.candidates(ordered.order, pool, ranking.rerank_depth, ranking.rerank_nearest)
+    evidence = rerank.features(prepared.query, pool, ordered.order, keys, pool.asked)
+    order, scores = rerank.reordered(ordered.order, ordered.scores, keys, evidence, weights)
+    return ordered._replace(order=order, scores=scores)
+
+
 def place_by_meaning(prepared: Prepared, ordered: Ordered, ranking: Ranking) -> Ordered:
     """`ordered` with the nearest in meaning at `meaning_places` (meaning.placed()); their items report
     their meaning rank whether or not the gate left the signal a weight.
 
     The places in the head count only for questions whose words the memory mostly never
-    holds (`meaning_unseen`), and that name no day or period (_dated()).
+    holds (`meaning_unseen`), and that name no day or period (_dated()), and only with the
+    learned rerank off: with it on, the head is its to order (rerank_head()).
     """
     pool = prepared.pool
-    asks_in_other_words = pool.unseen >= ranking.meaning_unseen and not _dated(prepared.query)
+    asks_in_other_words = (pool.unseen >= ranking.meaning_unseen and not _dated(prepared.query)
+                           and ranking.rerank_vector() is None)
     places = [p for p in ranking.places() if p > ranking.head_size or asks_in_other_words]
     if not pool.meaning or not (places or pool.meaning_only):
         return ordered

@@ -62,6 +62,7 @@ class Pool(NamedTuple):
     unseen: float = 0.0  # idf share of the question's words (speakers aside) that no message of the user holds
     meaning_only: bool = False  # no message matched in words: every candidate came by meaning (a fallback)
     bursts: bool = False  # some message's turn is more than one message (typed chat; never in a written one)
+    asked: Tuple[str, ...] = ()  # the question's terms less its speakers' names: what the meaning channel asked
 
 
 

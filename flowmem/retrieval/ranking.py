@@ -18,11 +18,14 @@ name is a TypeError at once. A name left out takes its declared default.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Tuple
+from functools import lru_cache
+from typing import Any, Optional, Tuple
 
 from ..storage import views
 from ..storage.declare import setting
+from . import rerank
 
+_RERANK_WEIGHTS = ",".join("%s=%g" % kv for kv in rerank.weights().items() if kv[1])  # tools/learn_rerank.py
 _MEANING_PLACES = ",".join(map(str, [2, 5] + list(range(10, 101, 5))))  # docs/meaning.md
 
 
@@ -76,7 +79,7 @@ class Ranking:
     meaning_rrf_k: float = setting(5.0, "ranking", "the meaning signal's own k in weight / (k + rank)")
     tail_weight_meaning: float = setting(0.05, "ranking", "weight of nearness in meaning past the first head_size")
     meaning_pool: int = setting(20, "ranking", "messages nearest in meaning that join the candidates; 0 turns it off")
-    meaning_scan: int = setting(5_000, "ranking", "a user's latest messages compared in meaning: its cost's bound")
+    meaning_scan: int = setting(20_000, "ranking", "a user's latest messages compared in meaning: its cost's bound")
     adjacency_top: int = setting(3, "ranking", "best messages whose neighbours the adjacency ranking brings up")
     candidate_pool: int = setting(
         500, "ranking", "messages a search considers, at most; past it, those with the best BM25")
@@ -102,6 +105,11 @@ class Ranking:
         0.9, "results", "share of the top_k slots that hold single messages, 0 to 1")
     state_update_window: int = setting(
         20, "ranking", "best messages the state-update rerank reads and may reorder; 0 turns it off")
+    rerank_depth: int = setting(
+        30, "ranking", "first places of the fused order the learned rerank reorders by their evidence; 0 turns it off")
+    rerank_nearest: int = setting(20, "ranking", "messages nearest in meaning the learned rerank considers too")
+    rerank_weights: str = setting(
+        _RERANK_WEIGHTS, "ranking", "the learned rerank's weights, feature=weight,... (tools/learn_rerank.py)")
     spread_keep: int = setting(3, "ranking", "first places a list question keeps in fused order before spreading")
     spread_slots: int = setting(
         10, "ranking", "first places of a list question in which no message is within spread_gap of another")
@@ -131,6 +139,19 @@ class Ranking:
         """The head's weight of signal `name` (0 for a signal with no weight_ setting)."""
         return getattr(self, "weight_" + name, 0.0)
 
+    def rerank_vector(self) -> Optional[Tuple[float, ...]]:
+        """`rerank_weights` in rerank.FEATURES order; None when the rerank is off."""
+        return None if self.rerank_depth <= 0 else _weight_vector(self.rerank_weights)
+
     def places(self) -> Tuple[int, ...]:
         """`meaning_places` as numbers: the places the nearest in meaning move up to (meaning.placed())."""
         return tuple(int(p) for p in self.meaning_places.split(",") if p.strip())
+
+
+@lru_cache(maxsize=16)
+def _weight_vector(text: str) -> Optional[Tuple[float, ...]]:
+    pairs = dict(pair.split("=", 1) for pair in text.split(",") if pair.strip())
+    unknown = sorted(set(pairs) - set(rerank.FEATURES))
+    if unknown:
+        raise ValueError("rerank_weights: not features of the rerank: %s" % ", ".join(unknown))
+    return rerank.vector({name: float(value) for name, value in pairs.items()})
