@@ -11,7 +11,7 @@ from flowmem.storage import vectors
 from flowmem.text import meaning
 from tests.helpers import MemoryTestCase, add_body, matches
 
-# The shipped file (tools/build_meaning.py; CI does not rebuild it: torch is gigabytes).
+# The shipped file (tools/build_meaning/; CI does not rebuild it: torch is gigabytes).
 SHIPPED_SHA256 = "e9b25cfc8556bd2ba9cca0102ea5a4351aa07cd276862843b0fc38dd28e0b692"
 
 

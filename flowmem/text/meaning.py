@@ -3,7 +3,7 @@
 A question often asks in other words than the memory that answers it ("What pet do I
 have?" / "She's a retired racing greyhound"). The word vectors in
 data/meaning-en.bin were distilled from a sentence-embedding model at build time
-(tools/build_meaning.py says how, and regenerates the file); nothing of the model is
+(tools/build_meaning/ says how, and regenerates the file); nothing of the model is
 needed here. A text's vector is the mean of its content words' vectors: words near
 in meaning give texts near in meaning, the words themselves shared or not.
 
@@ -92,7 +92,7 @@ def table() -> Table:
 
 
 def read_table(path: str) -> Table:
-    """Read a word-vector file written by tools/build_meaning.py."""
+    """Read a word-vector file written by tools/build_meaning/."""
     with open(path, "rb") as f:
         return parse_table(f.read(), path)
 

@@ -44,7 +44,6 @@ import hashlib
 import json
 import os
 import re
-import sys
 import tarfile
 from typing import Any, Dict, List, Set, Tuple
 
@@ -54,8 +53,8 @@ from tools.buildkit.wordnet import SOURCE_DIR, WordNet
 # A numpy array: numpy (like the model) is imported only inside the functions that use it.
 Array = Any
 
-OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "flowmem", "text", "data",
-                   "meaning-en.bin")
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUT = os.path.join(_REPO, "flowmem", "text", "data", "meaning-en.bin")
 MAGIC = b"flowmem-meaning\n"
 BATCH = 512  # fixed: the batch composition is part of what makes the floats reproducible
 
@@ -328,7 +327,3 @@ def main(argv: List[str]) -> int:
     print("%d words, %d stems, %d dims, scale %.3f: %s sha256 %s"
           % (len(words), len(stems), args.dims, scale, args.out, digest))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

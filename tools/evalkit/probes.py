@@ -178,7 +178,7 @@ def channel(table_path: Optional[str] = None) -> Dict[str, Any]:
     evidence message among its probe's messages by cosine with the question (text/meaning.py vectors,
     the question's words weighted by their idf among those messages as search weighs them).
 
-    table_path: another word-vector file (tools/build_meaning.py --out) instead of the shipped one, to
+    table_path: another word-vector file (tools/build_meaning/ --out) instead of the shipped one, to
     compare how the vectors are made without indexing anything.
     """
     from flowmem.retrieval import bm25
