@@ -23,7 +23,7 @@ class EvidenceTest(unittest.TestCase):
         p = pool(contents, {(1, i): frozenset(h) for i, h in hits.items()}, meaning, idf)
         order = sorted(p.messages)
         keys = rerank.candidates(order, p, 30, 10)
-        evidence = rerank.features(query, p, order, keys, tuple(query.terms))
+        evidence = rerank.features(query, p, order, {k: 1.0 / i for i, k in enumerate(order, 1)}, keys, tuple(query.terms))
         return {key[1]: dict(zip(rerank.FEATURES, evidence[key])) for key in keys}
 
     def test_a_greeting_that_holds_only_the_name_asked_about_says_so(self):
@@ -45,6 +45,13 @@ class EvidenceTest(unittest.TestCase):
     def test_the_nearest_in_meaning_join_the_candidates_beyond_the_depth(self):
         p = pool(["a", "b", "c", "d"], {(1, 1): frozenset(["x"])}, meaning={(1, 4): 0.9, (1, 3): 0.1})
         self.assertEqual(rerank.candidates([(1, 1), (1, 2)], p, 1, 1), [(1, 1), (1, 4)])
+
+
+class TiesTest(unittest.TestCase):
+    def test_messages_of_equal_fused_score_get_the_same_fused_evidence(self):
+        order = [(1, 1), (1, 2), (1, 3), (1, 4)]
+        scores = {(1, 1): 0.5, (1, 2): 0.3, (1, 3): 0.3, (1, 4): 0.1}
+        self.assertEqual(rerank.competition_places(order, scores, order), {(1, 1): 0, (1, 2): 1, (1, 3): 1, (1, 4): 3})
 
 
 class ReorderTest(unittest.TestCase):

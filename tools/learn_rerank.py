@@ -50,7 +50,7 @@ class Case(NamedTuple):
     """One question as the ascent sees it: its candidates' evidence, which are evidence, and the rank past them."""
 
     dataset: str
-    life: str
+    life: str  # the natural life or LoCoMo conversation it asks about: a fold of the cross-validation ("" none)
     vectors: List[Tuple[float, ...]]  # per candidate, in fused order position
     gold: List[int]  # indexes into vectors of the evidence messages among the candidates
     beyond: Optional[int]  # the best rank of an evidence message outside the candidates (fixed), None if none
@@ -77,8 +77,13 @@ def cases_of(name: str, data: datasets.Dataset, ranking: Ranking) -> List[Case]:
             continue
         prepared = q.prepared
         ordered = pipeline.fused_order(prepared, ranking)
-        keys = rerank.candidates(ordered.order, prepared.pool, ranking.rerank_depth, ranking.rerank_nearest)
-        evidence = rerank.features(prepared.query, prepared.pool, ordered.order, keys, prepared.pool.asked)
+        if pipeline.reranks(prepared, ranking):
+            keys = rerank.candidates(ordered.order, prepared.pool, ranking.rerank_depth, ranking.rerank_nearest)
+            evidence = rerank.features(prepared.query, prepared.pool, ordered.order, ordered.scores, keys,
+                                       prepared.pool.asked)
+        else:  # kept in fused order by search: the fused rank alone, whatever the weights
+            keys = list(ordered.order[:ranking.rerank_depth])
+            evidence = {k: (1.0 / (i + 1),) + (0.0,) * (len(rerank.FEATURES) - 1) for i, k in enumerate(keys)}
         parts = q.turn_map.parts  # a gold turn sent as several messages (chat style) is found in any of them
         gold = set(q.gold) | {p for g in q.gold for p in parts.get(g, ())}
 
@@ -91,7 +96,7 @@ def cases_of(name: str, data: datasets.Dataset, ranking: Ranking) -> List[Case]:
         chosen = set(keys)
         rest = [key for key in ordered.order if key not in chosen]
         beyond = next((len(keys) + i + 1 for i, key in enumerate(rest) if is_gold(key)), None)
-        out.append(Case(name, q.qid.split("/")[0] if name.startswith("natural") else "",
+        out.append(Case(name, q.qid.split("/")[0] if name.startswith(("natural", "locomo")) else "",
                         [evidence[k] for k in keys], inside, beyond))
     return out
 
@@ -185,15 +190,17 @@ def by(cases: Sequence[Case], field: str) -> Dict[str, List[Case]]:
     return out
 
 
-def cross_validate(groups: Dict[str, List[Case]], rounds: int) -> Dict[str, Dict[str, Dict[str, float]]]:
-    """Leave one dataset out, then one natural life out: the held-out figures, fused order beside learned."""
+def cross_validate(groups: Dict[str, List[Case]], rounds: int,
+                   folds: str = "both") -> Dict[str, Dict[str, Dict[str, float]]]:
+    """Leave one dataset out, then one natural life or LoCoMo conversation out (in every dataset that holds
+    it: written, typed, among the haystack): the held-out figures, fused order beside learned."""
     fused = fused_weights()
     out: Dict[str, Dict[str, Dict[str, float]]] = {}
-    for name in groups:
+    for name in (groups if folds in ("datasets", "both") else ()):
         weights = ascend({n: c for n, c in groups.items() if n != name}, rounds)
         out["dataset " + name] = {"fused": summary(groups[name], fused), "learned": summary(groups[name], weights)}
     everything = [c for cases in groups.values() for c in cases]
-    for life in sorted(set(c.life for c in everything if c.life)):
+    for life in sorted(set(c.life for c in everything if c.life)) if folds in ("lives", "both") else ():
         train = {n: [c for c in cases if c.life != life] for n, cases in groups.items()}
         weights = ascend({n: c for n, c in train.items() if c}, rounds)
         held = [c for c in everything if c.life == life]
@@ -207,7 +214,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--haystack", type=int, default=10000, help="messages a user holds in the heavy datasets")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", nargs="*", help="learn on these datasets only")
-    parser.add_argument("--cv", action="store_true", help="leave-one-dataset-out and leave-one-life-out figures")
+    parser.add_argument("--cv", nargs="?", const="both", choices=("datasets", "lives", "both"),
+                        help="cross-validated figures: leave one dataset out, one life (or LoCoMo conversation) out")
     parser.add_argument("--write", action="store_true", help="write the weights to %s" % SHIPPED)
     args = parser.parse_args(argv)
     ranking = Ranking()
@@ -229,7 +237,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     record: Dict[str, Any] = {"learned_by": "python3 -m tools.learn_rerank --rounds %d --write" % args.rounds,
               "weights": dict(zip(rerank.FEATURES, weights)), "as_tuned": figures}
     if args.cv:
-        record["cross_validated"] = cross_validate(groups, args.rounds)
+        record["cross_validated"] = cross_validate(groups, args.rounds, args.cv)
         for name, figure in record["cross_validated"].items():
             print("held out %-22s n=%4d  fused mrr %.3f hit@3 %.3f  ->  learned mrr %.3f hit@3 %.3f" % (
                 name, figure["fused"]["n"], figure["fused"]["mrr"], figure["fused"]["hit@3"],

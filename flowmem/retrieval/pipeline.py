@@ -183,14 +183,16 @@ def fused_order(prepared: Prepared, ranking: Ranking) -> Ordered:
 
 def rerank_head(prepared: Prepared, ordered: Ordered, ranking: Ranking) -> Ordered:
     """`ordered` with its first `rerank_depth` messages and the `rerank_nearest` nearest in meaning
-    reordered by the learned weights over their evidence (rerank.py); as it was with the rerank off."""
+    reordered by the learned weights over their evidence (rerank.py); as it was with the rerank off or
+    for a question naming a day or period (_dated(): as the meaning gate, the word vectors know no dates)."""
     weights = ranking.rerank_vector()
-    if weights is None:
+    if weights is None or not reranks(prepared, ranking):  # a day or period asked: its date tokens find it
         return ordered
     pool = prepared.pool
     keys = rerank.candidates(ordered.order, pool, ranking.rerank_depth, ranking.rerank_nearest)
-    evidence = rerank.features(prepared.query, pool, ordered.order, keys, pool.asked)
-    order, scores = rerank.reordered(ordered.order, ordered.scores, keys, evidence, weights)
+    evidence = rerank.features(prepared.query, pool, ordered.order, ordered.scores, keys, pool.asked)
+    tags = {key: pool.messages[key].tag for key in keys}
+    order, scores = rerank.reordered(ordered.order, ordered.scores, keys, evidence, weights, tags)
     return ordered._replace(order=order, scores=scores)
 
 
@@ -212,6 +214,11 @@ def place_by_meaning(prepared: Prepared, ordered: Ordered, ranking: Ranking) -> 
     order, scores = meaning.placed(ordered.order, ordered.scores, nearest, places)
     ranks = competition_ranks({key: pool.meaning[key] for key in nearest})  # what the items report
     return Ordered(order, scores, dict(ordered.audit, **{signals.MEANING: ranks}))
+
+
+def reranks(prepared: Prepared, ranking: Ranking) -> bool:
+    """Whether rerank_head() reorders this question's head: the rerank on, and no day or period asked."""
+    return ranking.rerank_vector() is not None and not _dated(prepared.query)
 
 
 def _dated(query: Query) -> bool:

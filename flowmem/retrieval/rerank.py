@@ -24,14 +24,14 @@ import json
 import math
 import pkgutil
 import re
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .pool import Key, Pool
 from .query import WHEN, Query
 
 FEATURES = (
-    "fused",  # 1 / rank in the fused order (1 for the first)
-    "fused_log",  # 1 / log2(1 + rank) in the fused order: falls slower than 1 / rank
+    "fused",  # 1 / competition rank in the fused order (1 for the first; equal scores share a rank)
+    "fused_log",  # 1 / log2(1 + that rank): falls slower than 1 / rank
     "meaning",  # 1 / rank by cosine among the pool's messages (0 without a cosine)
     "meaning_log",  # 1 / log2(1 + rank) by cosine
     "cosine",  # the cosine itself
@@ -96,17 +96,21 @@ def candidates(order: Sequence[Key], pool: Pool, depth: int, nearest: int) -> Li
     (a cosine above 0: a message pointing away from the question is no nearer than any other)."""
     head = list(order[:depth])
     seen = set(head)
-    by_meaning = heapq.nsmallest(nearest, [(-v, k) for k, v in pool.meaning.items() if v > 0])
-    head += [k for _, k in by_meaning if k not in seen and k in pool.messages]
+    messages = pool.messages
+    by_meaning = heapq.nsmallest(nearest, [(-v, messages[k].tag, k[1], k) for k, v in pool.meaning.items()
+                                           if v > 0 and k in messages])
+    head += [k for _, _, _, k in by_meaning if k not in seen]
     return head
 
 
 class _MeaningRanks:
-    """Ranks by cosine (1 = nearest; equal cosines by key), asked only for the candidates: one sort of
-    the pool's cosines, then a bisection each, rather than a rank for every pool message."""
+    """Ranks by cosine (1 = nearest; equal cosines by session tag and position, never storage order),
+    asked only for the candidates: one sort of the pool's cosines, then a bisection each, rather
+    than a rank for every pool message."""
 
-    def __init__(self, cosines: Mapping[Key, float]):
+    def __init__(self, cosines: Mapping[Key, float], order_key: Callable[[Key], Tuple[str, int]]):
         self.cosines = cosines
+        self.order_key = order_key
         self.ascending = sorted(cosines.values())
 
     def rank(self, key: Key) -> Optional[int]:
@@ -116,7 +120,8 @@ class _MeaningRanks:
         above = len(self.ascending) - bisect.bisect_right(self.ascending, cosine)
         equal = bisect.bisect_right(self.ascending, cosine) - bisect.bisect_left(self.ascending, cosine)
         if equal > 1:  # rare: count the equal ones with a smaller key
-            above += sum(1 for k, v in self.cosines.items() if v == cosine and k < key)
+            mine = self.order_key(key)
+            above += sum(1 for k, v in self.cosines.items() if v == cosine and self.order_key(k) < mine)
         return above + 1
 
     def nth(self, n: int) -> float:
@@ -137,11 +142,26 @@ def positions(order: Sequence[Key], keys: Sequence[Key]) -> Dict[Key, int]:
     return out
 
 
-def features(query: Query, pool: Pool, order: Sequence[Key], keys: Sequence[Key],
-             asked: Sequence[str]) -> Dict[Key, Tuple[float, ...]]:
-    """Each candidate's evidence, in FEATURES order. asked: the question's terms, its speakers aside."""
+def competition_places(order: Sequence[Key], scores: Mapping[Key, float], keys: Sequence[Key]) -> Dict[Key, int]:
+    """Each of `keys`' competition place in `order` (0 first; messages of equal fused score share the
+    first one's place): a tie's evidence must not depend on how its tie was broken."""
     place = positions(order, keys)
-    by_cosine = _MeaningRanks(pool.meaning)
+    out = {}
+    for key, i in place.items():
+        value = scores.get(key)
+        while i > 0 and scores.get(order[i - 1]) == value:
+            i -= 1
+        out[key] = i
+    return out
+
+
+def features(query: Query, pool: Pool, order: Sequence[Key], scores: Mapping[Key, float], keys: Sequence[Key],
+             asked: Sequence[str]) -> Dict[Key, Tuple[float, ...]]:
+    """Each candidate's evidence, in FEATURES order. scores: the fused ones; asked: the question's terms,
+    its speakers aside."""
+    place = competition_places(order, scores, keys)
+    by_cosine = _MeaningRanks(pool.meaning, lambda k: (pool.messages[k].tag, k[1]) if k in pool.messages
+                              else ("", k[1]))
     reference = by_cosine.nth(20)
     sure = by_cosine.nth(1) - reference
     idf = {t: pool.idf.get(t, 0.0) for t in asked}
@@ -190,15 +210,18 @@ def score(vector: Sequence[float], weights: Sequence[float]) -> float:
 
 
 def reordered(order: Sequence[Key], scores: Mapping[Key, float], keys: Sequence[Key],
-              evidence: Mapping[Key, Tuple[float, ...]], weight_vector: Sequence[float]
-              ) -> Tuple[List[Key], Dict[Key, float]]:
+              evidence: Mapping[Key, Tuple[float, ...]], weight_vector: Sequence[float],
+              tags: Optional[Mapping[Key, str]] = None) -> Tuple[List[Key], Dict[Key, float]]:
     """`order` with `keys` first, by their learned score (ties by fused order), the rest after as fused.
 
     The fused scores of the places are kept, capped by the one above, so scores never rise
-    down the list.
+    down the list. Equal scores keep the fused order; keys outside it go by `tags` (key -> session
+    tag), then position: never by storage order.
     """
     place = positions(order, keys)
-    best = sorted(keys, key=lambda k: (-score(evidence[k], weight_vector), place.get(k, len(order)), k))
+    tag = tags or {}
+    best = sorted(keys, key=lambda k: (-score(evidence[k], weight_vector), place.get(k, len(order)),
+                                       tag.get(k, ""), k[1]))
     chosen = set(best)
     out = best + [k for k in order if k not in chosen]
     places = [scores[k] for k in order[:len(best)]]
