@@ -23,7 +23,8 @@ class EvidenceTest(unittest.TestCase):
         p = pool(contents, {(1, i): frozenset(h) for i, h in hits.items()}, meaning, idf)
         order = sorted(p.messages)
         keys = rerank.candidates(order, p, 30, 10)
-        evidence = rerank.features(query, p, order, {k: 1.0 / i for i, k in enumerate(order, 1)}, keys, tuple(query.terms))
+        fused = {k: 1.0 / i for i, k in enumerate(order, 1)}
+        evidence = rerank.features(query, p, order, fused, keys, tuple(query.terms))
         return {key[1]: dict(zip(rerank.FEATURES, evidence[key])) for key in keys}
 
     def test_a_greeting_that_holds_only_the_name_asked_about_says_so(self):
