@@ -19,7 +19,8 @@ Datasets: LoCoMo development as written, as typed chat and with each user made t
 own size and among 10,000 filler messages. Never the natural report half.
 
 Coordinate ascent: `fused` stays 1 (the scale); every other weight in turn takes the
-best of GRID, for `--rounds` rounds. `--cv` reports leave-one-dataset-out and
+best of GRID, for `--rounds` rounds, from the fused order alone (every other weight 0) or,
+with `--from-shipped`, from the weights shipped now. `--cv` reports leave-one-dataset-out and
 leave-one-life-out figures: the weights learned without a dataset (or a life) rank it.
 `--write` writes the learned weights and the figures to the shipped file.
 """
@@ -216,6 +217,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--only", nargs="*", help="learn on these datasets only")
     parser.add_argument("--cv", nargs="?", const="both", choices=("datasets", "lives", "both"),
                         help="cross-validated figures: leave one dataset out, one life (or LoCoMo conversation) out")
+    parser.add_argument("--from-shipped", action="store_true", help="start the ascent from the shipped weights")
     parser.add_argument("--write", action="store_true", help="write the weights to %s" % SHIPPED)
     args = parser.parse_args(argv)
     ranking = Ranking()
@@ -225,7 +227,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             continue
         groups[name] = cases_of(name, load(), ranking)
         print("%s: %d questions prepared" % (name, len(groups[name])), file=sys.stderr)
-    weights = ascend(groups, args.rounds, log=True)
+    start = [rerank.weights()[name] for name in rerank.FEATURES] if args.from_shipped else None
+    weights = ascend(groups, args.rounds, start, log=True)
     fused = fused_weights()
     figures = {name: {"fused": summary(cases, fused), "learned": summary(cases, weights)}
                for name, cases in groups.items()}
@@ -234,7 +237,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             name, figure["fused"]["n"], figure["fused"]["mrr"], figure["fused"]["hit@1"], figure["fused"]["hit@10"],
             figure["learned"]["mrr"], figure["learned"]["hit@1"], figure["learned"]["hit@10"]))
     print("weights: " + ", ".join("%s=%g" % kv for kv in zip(rerank.FEATURES, weights)))
-    record: Dict[str, Any] = {"learned_by": "python3 -m tools.learn_rerank --rounds %d --write" % args.rounds,
+    command = "python3 -m tools.learn_rerank --rounds %d%s --write" % (args.rounds,
+                                                                      " --from-shipped" if args.from_shipped else "")
+    record: Dict[str, Any] = {"learned_by": command,
               "weights": dict(zip(rerank.FEATURES, weights)), "as_tuned": figures}
     if args.cv:
         record["cross_validated"] = cross_validate(groups, args.rounds, args.cv)
