@@ -14,7 +14,8 @@ score over them orders those candidates; the rest of the order stays as fused.
 
 The weights are data (data/rerank.json), learned offline by tools/learn_rerank.py
 (coordinate ascent on reciprocal rank, every dataset weighed alike); with
-`rerank_depth` 0 the fused order is kept.
+`rerank_depth` 0 the fused order is kept. The meaning channel's places (pipeline.py
+place_by_meaning()) still come after it.
 """
 from __future__ import annotations
 
