@@ -10,6 +10,8 @@ class ParallelRunnerTest(unittest.TestCase):
     def test_modules_are_dealt_round_robin_in_the_order_given(self):
         self.assertEqual(parallel.shares(["a", "b", "c", "d", "e"], 2), [["a", "c", "e"], ["b", "d"]])
         self.assertEqual(parallel.shares(["a"], 4), [["a"]])
+        self.assertEqual(parallel.shares(["a", "tests.test_cache_bytes", "b"], 2),
+                         [["a"], ["b"], ["tests.test_cache_bytes"]])
 
     def test_the_counts_are_read_from_unittests_summary(self):
         self.assertEqual(parallel.counts("...\nRan 12 tests in 0.3s\n\nOK\n"), (12, 0))
