@@ -103,7 +103,7 @@ def cases_of(name: str, data: datasets.Dataset, ranking: Ranking) -> List[Case]:
 
 
 def scores_of(case: Case, weights: Sequence[float]) -> List[float]:
-    return [sum(v * w for v, w in zip(vector, weights)) for vector in case.vectors]
+    return [rerank.score(vector, weights) for vector in case.vectors]
 
 
 def first_rank(case: Case, scores: Sequence[float]) -> Optional[int]:
@@ -182,13 +182,6 @@ def ascend(groups: Dict[str, List[Case]], rounds: int, start: Optional[Sequence[
         if not changed:
             break
     return weights
-
-
-def by(cases: Sequence[Case], field: str) -> Dict[str, List[Case]]:
-    out: Dict[str, List[Case]] = {}
-    for c in cases:
-        out.setdefault(getattr(c, field), []).append(c)
-    return out
 
 
 def cross_validate(groups: Dict[str, List[Case]], rounds: int,

@@ -185,9 +185,9 @@ def rerank_head(prepared: Prepared, ordered: Ordered, ranking: Ranking) -> Order
     """`ordered` with its first `rerank_depth` messages and the `rerank_nearest` nearest in meaning
     reordered by the learned weights over their evidence (rerank.py); as it was with the rerank off or
     for a question naming a day or period (_dated(): as the meaning gate, the word vectors know no dates)."""
-    weights = ranking.rerank_vector()
-    if weights is None or not reranks(prepared, ranking):  # a day or period asked: its date tokens find it
+    if not reranks(prepared, ranking):
         return ordered
+    weights = ranking.rerank_vector() or ()  # not None: reranks() says the rerank is on
     pool = prepared.pool
     keys = rerank.candidates(ordered.order, pool, ranking.rerank_depth, ranking.rerank_nearest)
     evidence = rerank.features(prepared.query, pool, ordered.order, ordered.scores, keys, pool.asked)

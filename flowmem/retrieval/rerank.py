@@ -161,8 +161,7 @@ def features(query: Query, pool: Pool, order: Sequence[Key], scores: Mapping[Key
     """Each candidate's evidence, in FEATURES order. scores: the fused ones; asked: the question's terms,
     its speakers aside."""
     place = competition_places(order, scores, keys)
-    by_cosine = _MeaningRanks(pool.meaning, lambda k: (pool.messages[k].tag, k[1]) if k in pool.messages
-                              else ("", k[1]))
+    by_cosine = _MeaningRanks(pool.meaning, lambda k: (pool.messages[k].tag, k[1]))  # a cosine is a pool message's
     reference = by_cosine.nth(20)
     sure = by_cosine.nth(1) - reference
     idf = {t: pool.idf.get(t, 0.0) for t in asked}
