@@ -16,7 +16,8 @@ node's url, db, pids). `--base-port 0` picks a free range. `down` stops the fron
 the nodes (SIGTERM: they finish what they received and checkpoint), then Litestream, so
 the last writes reach the replicas.
 
-`add-node` starts node N+1 beside the others and reloads HAProxy with a configuration that
+`add-node` starts node N+1 beside the others (on the front's port plus N+1, or another free
+port when that one has been taken since) and reloads HAProxy with a configuration that
 knows it (a new HAProxy process takes over the port; the old one finishes its requests and
 exits). The slot map is kept, so the new node owns no slot and no user until
 `flowmem cluster rebalance` (rebalance.py) hands it some.
@@ -249,9 +250,7 @@ def add_node(directory: str, api_key_file: Optional[str] = None) -> Dict[str, An
         raise RuntimeError("haproxy not found (apt-get install haproxy)")
     cluster = load(directory)
     name = node_names(len(cluster["nodes"]) + 1)[-1]
-    port = int(cluster["front"].rsplit(":", 1)[1]) + len(cluster["nodes"]) + 1
-    if not _port_free(port):
-        raise RuntimeError("port %d (the front's plus %d) is taken" % (port, len(cluster["nodes"]) + 1))
+    port = _node_port(int(cluster["front"].rsplit(":", 1)[1]) + len(cluster["nodes"]) + 1)
     cluster["replication"] = _replicates(bool(cluster.get("replication")))
     max_body_bytes = cluster.get("max_body_bytes", haproxy.MAX_BODY_BYTES)
     node = _start_node(cluster["dir"], name, port, api_key_file or cluster.get("api_key_file"),
@@ -261,6 +260,20 @@ def add_node(directory: str, api_key_file: Optional[str] = None) -> Dict[str, An
     _serve(cluster, node)
     _start_front(binary, cluster, max_body_bytes)
     return node
+
+
+def _node_port(wanted: int) -> int:
+    """`wanted` (the front's port plus N+1) when it is free, else one the system picks.
+
+    A range picked free at `up` can be taken since: by anything else on the host, or by a
+    client's own ephemeral port near the front's. The node's url in cluster.json records the
+    port either way, and nothing else assumes it.
+    """
+    if _port_free(wanted):
+        return wanted
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
 
 
 def _write(directory: str, cluster: Mapping[str, Any]) -> None:
