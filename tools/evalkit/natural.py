@@ -30,6 +30,9 @@ from . import filler
 from .dataset import Conversation, Dataset, Question, Session, Turn
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "natural")
+# The change lives (issue 33): the same format, written to tools/evalkit/changes/BRIEF.md, with
+# kinds current, past (the older statement is the evidence, the newer `stale`), coexist and absent.
+CHANGES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "changes")
 KINDS = ("paraphrase", "lexical", "temporal", "current", "aggregate")
 ABSENT = "absent"
 _WORD = re.compile(r"[a-z0-9]+")
@@ -38,18 +41,18 @@ _PLAIN = frozenset("""do does did done have has had get got go went is was are w
 know now ever still also just really much many thing things one ones kind sort lot lots""".split())
 
 
-def split() -> Dict[str, List[str]]:
-    """The frozen split: {"tune": [life, ...], "report": [life, ...]}."""
-    with open(os.path.join(HERE, "split.json"), encoding="utf-8") as f:
+def split(directory: str = HERE) -> Dict[str, List[str]]:
+    """The frozen split of the lives in `directory`: {"tune": [life, ...], "report": [life, ...]}."""
+    with open(os.path.join(directory, "split.json"), encoding="utf-8") as f:
         raw = json.load(f)
     return {"tune": list(raw["tune"]), "report": list(raw["report"])}
 
 
-def lives(which: str) -> List[str]:
-    """The lives of `which`: "tune", "report" or "all" (those whose file exists)."""
-    halves = split()
+def lives(which: str, directory: str = HERE) -> List[str]:
+    """The lives of `which`: "tune", "report" or "all" (those whose file exists in `directory`)."""
+    halves = split(directory)
     names = halves["tune"] + halves["report"] if which == "all" else halves[which]
-    return [n for n in names if os.path.isfile(os.path.join(HERE, n + ".json"))]
+    return [n for n in names if os.path.isfile(os.path.join(directory, n + ".json"))]
 
 
 def content_stems(text: str) -> Set[str]:
@@ -74,14 +77,14 @@ def _ms(stamp: str) -> int:
     return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
 
 
-def read_life(name: str) -> Dict[str, Any]:
-    with open(os.path.join(HERE, name + ".json"), encoding="utf-8") as f:
+def read_life(name: str, directory: str = HERE) -> Dict[str, Any]:
+    with open(os.path.join(directory, name + ".json"), encoding="utf-8") as f:
         return json.load(f)
 
 
-def conversation(name: str) -> Tuple[Conversation, List[Dict[str, Any]]]:
+def conversation(name: str, directory: str = HERE) -> Tuple[Conversation, List[Dict[str, Any]]]:
     """One life as a conversation of the dataset shape, and its absent questions apart."""
-    life = read_life(name)
+    life = read_life(name, directory)
     sessions = [Session("%s/%s" % (name, s["session_id"]),
                         [Turn(m["id"], m["role"], m["content"], _ms(m["timestamp"])) for m in s["messages"]])
                 for s in life["sessions"]]
@@ -99,14 +102,15 @@ def conversation(name: str) -> Tuple[Conversation, List[Dict[str, Any]]]:
     return Conversation(name, sessions, questions), absent
 
 
-def load(which: str = "tune") -> Tuple[Dataset, List[Dict[str, Any]]]:
-    """The lives of `which` ("tune", "report", "all") as one dataset, and their absent questions."""
+def load(which: str = "tune", directory: str = HERE) -> Tuple[Dataset, List[Dict[str, Any]]]:
+    """The lives of `which` ("tune", "report", "all") in `directory` as one dataset, and their absent questions."""
     conversations, absent = [], []
-    for name in lives(which):
-        c, a = conversation(name)
+    for name in lives(which, directory):
+        c, a = conversation(name, directory)
         conversations.append(c)
         absent += a
-    return Dataset("natural-" + which, conversations, []), absent
+    prefix = "natural-" if directory == HERE else os.path.basename(directory) + "-"
+    return Dataset(prefix + which, conversations, []), absent
 
 
 def _labels(c: Conversation) -> List[Tuple[str, str]]:
