@@ -32,7 +32,7 @@ from typing import Any, Dict, List, Optional
 
 from flowmem import config as flowmem_config
 from tools import data_paths
-from tools.evalkit import compare as comparing, dataset as datasets, natural_report, report, runner
+from tools.evalkit import compare as comparing, dataset as datasets, natural, natural_report, report, runner
 from tools.evalkit.bare import BareFts5Client
 from tools.evalkit.chatstyle import chat_style
 from tools.evalkit.replay import HttpClient, InProcessClient
@@ -114,6 +114,8 @@ def run_dataset(args: argparse.Namespace, dataset: datasets.Dataset) -> Dict[str
 def add_natural_parser(commands: Any) -> None:
     p = commands.add_parser("natural", help="the natural-question lives (tools/evalkit/natural.py, docs/natural.md)")
     p.add_argument("--split", choices=("tune", "report", "all"), default="tune", help="which lives (default: tune)")
+    p.add_argument("--lives", choices=("natural", "changes"), default="natural",
+                   help="the natural lives, or the change lives of issue 33 (tools/evalkit/changes)")
     p.add_argument("--haystack", type=int, default=10000, help="messages per user with filler (default: 10000)")
     p.add_argument("--sizes", default="own,filler", help="own, filler or both (default: own,filler)")
     p.add_argument("--no-reference", action="store_true", help="leave the small sentence model out")
@@ -124,7 +126,8 @@ def add_natural_parser(commands: Any) -> None:
 
 def run_natural(args: argparse.Namespace) -> int:
     summary = natural_report.run(args.split, args.haystack, parse_settings(args.set), reference=not args.no_reference,
-                                 sizes=args.sizes.split(","), out=args.out)
+                                 sizes=args.sizes.split(","), out=args.out,
+                                 directory=natural.HERE if args.lives == "natural" else natural.CHANGES)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(summary, f, indent=1, sort_keys=True)

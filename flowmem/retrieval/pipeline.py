@@ -34,11 +34,12 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence
 
 from ..storage.reader import Reader
+from ..storage.ids import message_id
 from ..storage.rows import MessageRow
 from ..storage.store import Store
 from ..text.period import may_name_period
 from ..text.timeexpr import is_date_token
-from . import fallback, meaning, rerank, signals, state_update
+from . import current_state, fallback, meaning, rerank, signals, state_update, strength
 from .bridges import respelt_names
 from .candidates import build
 from .filters import DocFilter, Filters
@@ -51,6 +52,7 @@ from .selection import select_views
 from .spread import spread, thin_turns
 
 STATE_UPDATE = "state_update"  # what an item's `signals` report of the state-update rerank (not a signal)
+REPLACED_BY = "replaced_by"  # an item's `signals`: the id of the newer statement of what it states (current_state.py)
 _AUDITED_NEAREST = 100  # a fallback by meaning with no places reports the meaning ranks of this many
 _SPARE_PICKS = 20  # picks beyond top_k: a pick whose content repeats an earlier one's gives its slot up
 
@@ -77,27 +79,44 @@ class Ordered(NamedTuple):
     audit: Dict[str, Dict[Key, Any]]  # signal -> message -> its rank; STATE_UPDATE -> message -> its role
 
 
+class Found(NamedTuple):
+    """What a search returns: its items, best first, and how strong their evidence is (strength.py)."""
+
+    items: List[Dict[str, Any]]
+    evidence: str  # "strong", "weak" or "none"
+
+
 def search(store: Store, user_id: str, question: str, top_k: int, options: Sequence[str],
-           ranking: Ranking, filters: Optional[Filters] = None) -> List[Dict[str, Any]]:
-    """The `top_k` best evidence items of `user_id`'s memory for `question`, ranked as `ranking` says.
+           ranking: Ranking, filters: Optional[Filters] = None) -> Found:
+    """The `top_k` best evidence items of `user_id`'s memory for `question`, ranked as `ranking` says,
+    and the grade of their evidence.
 
     options: the question's answer options (each gets a signal of its own); filters: the
     messages the search keeps to (filters.py), None for all. One read snapshot:
-    prepare(), then ranked_items(); when nothing matches, the user's latest messages
-    (that pass the filters), marked as such (fallback.py): a user with memories never
-    gets an empty list, unless no message of theirs passes the filters.
+    prepare(), then the final order and its items; when nothing matches, the user's latest
+    messages (that pass the filters), marked as such (fallback.py): a user with memories never
+    gets an empty list, unless no message of theirs passes the filters. The grade is
+    strength.grade() of the final order's first messages; "none" for a fallback and for
+    items found by meaning alone.
     """
     if top_k <= 0:
-        return []
+        return Found([], strength.NONE)
     with store.reading() as reader:
         prepared = prepare(reader, user_id, question, options, ranking, filters)
-        items = [] if prepared is None else ranked_items(prepared, ranking, top_k)
+        items: List[Dict[str, Any]] = []
+        evidence = strength.NONE
+        if prepared is not None:
+            ordered = final_order(prepared, ranking)
+            items = items_of(prepared, ordered, ranking, top_k)
+            if items and not prepared.pool.meaning_only:
+                evidence = strength.grade(strength.features(prepared.query, prepared.pool, ordered.order),
+                                          ranking.evidence_model)
         if not items:  # nothing matched: a user with memories still gets the latest (fallback.py)
             user_key = reader.user_key(user_id)
             if user_key is not None:
                 keep = None if filters is None else DocFilter(reader, user_key, filters)
                 items = fallback.latest_items(reader, user_key, top_k, ranking, keep)
-        return items
+        return Found(items, evidence)
 
 
 def prepare(reader: Reader, user_id: str, question: str, options: Sequence[str],
@@ -142,7 +161,15 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
     (rerank_state_updates()), the views that fill the slots chosen (selection.py) and
     made items (items.py); an item whose content repeats an earlier one's is left out.
     """
+    return items_of(prepared, final_order(prepared, ranking), ranking, top_k)
+
+
+def final_order(prepared: Prepared, ranking: Ranking) -> Ordered:
+    """The pool's messages in the order the items follow: fused (fused_order()), the head reranked
+    (rerank_head()), state updates (rerank_state_updates()), spread for a question asking for many,
+    the turns of typed chat thinned, the nearest in meaning placed (place_by_meaning())."""
     ordered = rerank_state_updates(prepared, rerank_head(prepared, fused_order(prepared, ranking), ranking), ranking)
+    ordered = rerank_current_state(prepared, ordered, ranking)
     if prepared.query.many:
         order, scores = spread(ordered.order, ordered.scores, ranking.spread_keep, ranking.spread_slots,
                                ranking.spread_gap)
@@ -150,7 +177,29 @@ def ranked_items(prepared: Prepared, ranking: Ranking, top_k: int) -> List[Dict[
     if prepared.pool.bursts:  # typed chat; in a written conversation nothing would move
         order, scores = thin_turns(ordered.order, ordered.scores, prepared.pool)
         ordered = ordered._replace(order=order, scores=scores)
-    ordered = place_by_meaning(prepared, ordered, ranking)
+    return place_by_meaning(prepared, ordered, ranking)
+
+
+def rerank_current_state(prepared: Prepared, ordered: Ordered, ranking: Ranking) -> Ordered:
+    """The statements of the asked-about thing in time order in their own places (current_state.py); each
+    place keeps its score, and an older statement's item names the newest that replaced it (REPLACED_BY).
+    Not when the state-update rerank has moved an update already: a said change is surer than the times."""
+    if ordered.audit.get(STATE_UPDATE):
+        return ordered
+    order, replaced = current_state.rerank(prepared.query, prepared.pool, ordered.order, ranking.current_state_window)
+    if order == ordered.order:
+        return ordered
+    scores = dict(ordered.scores)
+    scores.update((key, ordered.scores[was]) for key, was in zip(order, ordered.order) if key != was)
+    messages = prepared.pool.messages
+    marks = {older: message_id(messages[newer].tag, newer[1]) for older, newer in replaced.items()}
+    return Ordered(order, scores, dict(ordered.audit, **{REPLACED_BY: marks}) if marks else ordered.audit)
+
+
+def items_of(prepared: Prepared, ordered: Ordered, ranking: Ranking, top_k: int) -> List[Dict[str, Any]]:
+    """The `top_k` items of the final order: the views that fill the slots (selection.py), each an item
+    (items.py) with the signals that put its message there; an item whose content repeats an earlier one's
+    is left out."""
     picks = select_views(ordered.order, ordered.scores, prepared.pool, top_k, ranking.view_kind,
                          ranking.message_share, spare=_SPARE_PICKS)
     items: List[Dict[str, Any]] = []

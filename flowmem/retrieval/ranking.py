@@ -23,7 +23,7 @@ from typing import Any, Optional, Tuple
 
 from ..storage import views
 from ..storage.declare import setting
-from . import rerank
+from . import rerank, strength
 
 _RERANK_WEIGHTS = ",".join("%s=%g" % kv for kv in rerank.weights().items() if kv[1])  # tools/learn_rerank.py
 _MEANING_PLACES = ",".join(map(str, [2, 5] + list(range(10, 101, 5))))  # docs/meaning.md
@@ -105,6 +105,9 @@ class Ranking:
         0.9, "results", "share of the top_k slots that hold single messages, 0 to 1")
     state_update_window: int = setting(
         20, "ranking", "best messages the state-update rerank reads and may reorder; 0 turns it off")
+    current_state_window: int = setting(
+        20, "ranking", "best messages among which statements of the asked-about thing go newest first for a "
+        "question about the present, oldest first for one about the past; 0 turns it off")
     rerank_depth: int = setting(
         30, "ranking", "first places of the fused order the learned rerank reorders by their evidence; 0 turns it off")
     rerank_nearest: int = setting(20, "ranking", "messages nearest in meaning the learned rerank considers too")
@@ -143,9 +146,19 @@ class Ranking:
         """`rerank_weights` in rerank.FEATURES order; None when the rerank is off."""
         return None if self.rerank_depth <= 0 else _weight_vector(self.rerank_weights)
 
+    @property
+    def evidence_model(self) -> strength.Model:
+        """The model that grades a search's evidence (strength.py): the shipped one, data/evidence.json."""
+        return _evidence_model()
+
     def places(self) -> Tuple[int, ...]:
         """`meaning_places` as numbers: the places the nearest in meaning move up to (meaning.placed())."""
         return tuple(int(p) for p in self.meaning_places.split(",") if p.strip())
+
+
+@lru_cache(maxsize=1)
+def _evidence_model() -> strength.Model:
+    return strength.shipped()
 
 
 @lru_cache(maxsize=16)

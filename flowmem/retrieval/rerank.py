@@ -81,7 +81,8 @@ def asked_for(question: str, query: Query) -> str:
     return ""
 
 
-def _holds(wanted: str, content: str, dated: bool) -> bool:
+def holds_asked(wanted: str, content: str, dated: bool) -> bool:
+    """Whether a message's `content` (`dated`: it mentions a date) holds what asked_for() said is wanted."""
     body = content.split(":", 1)[1] if ":" in content[:26] else content
     if wanted == "amount":
         return bool(_DIGIT.search(body))
@@ -198,7 +199,7 @@ def features(query: Query, pool: Pool, order: Sequence[Key], scores: Mapping[Key
             share,
             1.0 if held and strongest < 0.5 * held_best else 0.0,
             1.0 if hits and all(t in names for t in hits) else 0.0,
-            0.0 if not wanted else (1.0 if _holds(wanted, message.content, message.dated) else -1.0),
+            0.0 if not wanted else (1.0 if holds_asked(wanted, message.content, message.dated) else -1.0),
             1.0 if not hits and not (mr and mr <= 20) else 0.0,
             1.0 if len(message.content.split()) <= 4 else 0.0,
         )

@@ -33,7 +33,7 @@ HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "natural")
 # The change lives (issue 33): the same format, written to tools/evalkit/changes/BRIEF.md, with
 # kinds current, past (the older statement is the evidence, the newer `stale`), coexist and absent.
 CHANGES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "changes")
-KINDS = ("paraphrase", "lexical", "temporal", "current", "aggregate")
+KINDS = ("paraphrase", "lexical", "temporal", "current", "aggregate", "past", "coexist")  # the last two: change lives
 ABSENT = "absent"
 _WORD = re.compile(r"[a-z0-9]+")
 # Words that say nothing of what is asked, beyond the question stopwords: asking verbs and fillers.

@@ -78,11 +78,12 @@ def _found(answers: Sequence[Answer]) -> Dict[str, float]:
     summary: Dict[str, float] = {"n": n}
     for name in FOUND + ("mrr",):
         summary[name] = sum(a.outcome.values()[name] for a in answers) / n if n else 0.0
-    current = [a for a in answers if a.question.category == "current" and (a.question.labels or {}).get("old")]
-    if current:
-        def newest_rank(a: Answer) -> int:
+    ordered = [a for a in answers if (a.question.labels or {}).get("old")]  # current and past: evidence and stale
+    if ordered:
+        def best_rank(a: Answer) -> int:
             return min((r for r in a.outcome.message_ranks.values() if r is not None), default=10**9)
-        summary["latest_first"] = sum(newest_rank(a) < (a.stale_best or 10**9) for a in current) / len(current)
+        summary["above_stale"] = sum(best_rank(a) < (a.stale_best or 10**9) for a in ordered) / len(ordered)
+        summary["stale_in_20"] = sum((a.stale_best or 10**9) <= 20 for a in ordered) / len(ordered)
     return summary
 
 
@@ -118,12 +119,14 @@ def table(results: Dict[str, Dict[str, Dict[str, float]]], rows: Sequence[str]) 
 
 
 def run(which: str, haystack: int, settings: Dict[str, str], top_k: int = 100, reference: bool = True,
-        sizes: Sequence[str] = ("own", "filler"), out: Optional[str] = None) -> Dict[str, Any]:
-    """Every system on the lives of `which`, at their own size and among `haystack` messages; printed and returned."""
-    base, absent = natural.load(which)
+        sizes: Sequence[str] = ("own", "filler"), out: Optional[str] = None,
+        directory: str = natural.HERE) -> Dict[str, Any]:
+    """Every system on the lives of `which` in `directory` (the natural lives, or natural.CHANGES), at their
+    own size and among `haystack` messages; printed and returned."""
+    base, absent = natural.load(which, directory)
     summary: Dict[str, Any] = {"lives": [c.user_id for c in base.conversations], "absent": len(absent),
                                "questions": sum(len(c.questions) for c in base.conversations)}
-    print("# natural lives, %s half: %s" % (which, ", ".join(summary["lives"])))
+    print("# %s lives, %s half: %s" % (os.path.basename(directory), which, ", ".join(summary["lives"])))
     print("%d answerable questions (%d paraphrased), %d absent ones not scored here" % (
         summary["questions"], sum(1 for c in base.conversations for q in c.questions
                                   if (q.labels or {}).get("paraphrased")),
@@ -147,9 +150,12 @@ def run(which: str, haystack: int, settings: Dict[str, str], top_k: int = 100, r
             lives = sorted(k for k in results["flowmem"] if k.startswith("life "))
             rows = ["all", "paraphrased"] + list(natural.KINDS) + lives
             print("\n## %s\n\n%s" % (label, table(results, rows)))
-            current = {name: r["current"].get("latest_first") for name, r in results.items() if "current" in r}
-            print("\ncurrent: the latest statement above every stale one: " + ", ".join(
-                "%s %.3f" % (n, v) for n, v in current.items() if v is not None))
+            for kind in ("current", "past"):
+                shares = {name: r[kind] for name, r in results.items() if "above_stale" in r.get(kind, {})}
+                if shares:
+                    print("\n%s: the evidence above every stale statement: %s; a stale one in the first 20: %s" % (
+                        kind, ", ".join("%s %.3f" % (n, v["above_stale"]) for n, v in shares.items()),
+                        ", ".join("%s %.3f" % (n, v["stale_in_20"]) for n, v in shares.items())))
             summary[size] = results
     return summary
 

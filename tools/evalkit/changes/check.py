@@ -1,18 +1,17 @@
-"""Check one change life against BRIEF.md: python3 tools/evalkit/changes/check.py FILE.json
+"""Check one change life against BRIEF.md: python3 -m tools.evalkit.changes.check FILE.json
 
 Prints a PROBLEM line for each thing the brief asks that the file does not do, then a
-summary; exits 1 when there is a problem. The writers ran it on their own file.
+summary; exits 1 when there is a problem. The writers ran it on their own file (from the
+repository root, as the brief said).
 """
 from __future__ import annotations
 
 import json
-import os
 import sys
 from datetime import datetime
 from typing import Any, Dict, List
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
-from tools.evalkit.natural import paraphrased  # noqa: E402
+from tools.evalkit.natural import paraphrased
 
 KINDS = {"current": (18, 40), "past": (6, 12), "coexist": (2, 6), "absent": (2, 6)}
 
