@@ -6,7 +6,7 @@ docstring says why they are as they are):
 
     async with AsyncClient("http://127.0.0.1:8000", api_key) as memory:
         await memory.add("I moved to Lisbon", user_id="alice")
-        hits = await memory.search("where does alice live?", user_id="alice")
+        hits = await memory.search("where does alice live?", user_id="alice")  # hits.evidence: its grade
 
 One connection is kept alive per AsyncClient, used within one event loop. HTTP/1.1
 answers a connection's requests in order, so calls on it take turns (an asyncio.Lock);
@@ -201,7 +201,8 @@ class AsyncClient:
 
     async def search(self, query: Any, *, user_id: Optional[str] = None, limit: int = 10,
                      filters: Optional[Mapping[str, Any]] = None, options: Optional[Sequence[str]] = None) -> Any:
-        """As MemoryAPI.search: a list of Hits (the contract's dict for a Search body)."""
+        """As MemoryAPI.search: Hits, a list of Hit with the search's `evidence` grade (the contract's dict,
+        `evidence` in it, for a Search body)."""
         body, typed = sdk.search_call(query, user_id, limit, filters, options)
         answer = await self.search_body(body)
         return hits(answer) if typed else answer

@@ -5,7 +5,8 @@ search_body, health, list_users, list_sessions, list_messages, get_message,
 delete_message, delete_session, delete_user, export, import_records) with the same
 arguments and the same return shapes, and the keyword calls with typed results that
 both inherit from sdk.MemoryAPI (add, search, get, list, sessions, users, delete, `with`),
-so code written against a Memory works against a server. An error the server answers is
+so code written against a Memory works against a server (a typed search's Hits carry the
+server's `evidence` grade, as a Memory's do). An error the server answers is
 raised as the FlowmemError subclass of its status (422 InvalidField, 404 NotFound, 429
 Overloaded, ...) carrying the server's reason (and Retry-After or Allow where sent); a
 server that cannot be reached, or answers with something that is not flowmem's, is

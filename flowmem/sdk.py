@@ -7,7 +7,7 @@ Python user expects, with keyword arguments and typed results:
 
     m.add("I moved to Lisbon", user_id="alice")          -> AddResult
     m.add(["plain text is a user message", {"role": "assistant", "content": "..."}], user_id=...)
-    m.search("where does alice live?", user_id="alice")  -> [Hit]
+    m.search("where does alice live?", user_id="alice")  -> Hits: [Hit], with .evidence
     m.get(message_id, user_id=...) -> StoredMessage;  m.list(user_id=...) -> [StoredMessage]
     m.sessions(user_id) -> [Session];  m.users() -> [User];  m.delete(message_id, user_id=...) -> bool
     with Memory(path) as m: ...
@@ -24,7 +24,8 @@ check what only the Python call has (the argument's type, a missing user_id) and
 argument; everything else is the core's validation, whose InvalidField names the body's field
 (`messages[1].content`, `filters.role`).
 
-The results are sdk_types.py's frozen dataclasses, named here too (`from flowmem.sdk import Hit`).
+The results are sdk_types.py's frozen dataclasses (a typed search's a Hits list of them, with its
+`evidence` grade), named here too (`from flowmem.sdk import Hit, Hits`).
 """
 from __future__ import annotations
 
@@ -36,11 +37,11 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 from . import paging
 from .errors import InvalidField
 from .listing_params import MAX_PAGE
-from .sdk_types import AddResult, Hit, Session, StoredMessage, User, hits
+from .sdk_types import AddResult, Hit, Hits, Session, StoredMessage, User, hits
 from .validation import ADD_FIELDS, MESSAGE_FIELDS, SEARCH_FIELDS, unknown_fields
 
-__all__ = ["AddResult", "Hit", "MemoryAPI", "Session", "StoredMessage", "User", "add_request", "derived_request_id",
-           "search_request", "add_call", "search_call"]
+__all__ = ["AddResult", "Hit", "Hits", "MemoryAPI", "Session", "StoredMessage", "User", "add_request",
+           "derived_request_id", "search_request", "add_call", "search_call"]
 
 Message = Union[str, Mapping[str, Any]]
 Messages = Union[str, Sequence[Message]]
@@ -263,11 +264,12 @@ class MemoryAPI:
 
     @overload
     def search(self, query: str, *, user_id: Optional[str] = ..., limit: int = ...,
-               filters: Optional[Mapping[str, Any]] = ..., options: Optional[Sequence[str]] = ...) -> List[Hit]: ...
+               filters: Optional[Mapping[str, Any]] = ..., options: Optional[Sequence[str]] = ...) -> Hits: ...
 
     def search(self, query: Any, *, user_id: Optional[str] = None, limit: int = 10,
                filters: Optional[Mapping[str, Any]] = None, options: Optional[Sequence[str]] = None) -> Any:
-        """The evidence in a user's memory for `query`, best first: a list of Hits.
+        """The evidence in a user's memory for `query`, best first: Hits, a list of Hit whose `evidence`
+        grades them ("strong", "weak" or "none": nothing found, the Hits a fallback; sdk_types.Hits).
 
         query: the question, or a Search body (a dict: answered with the contract's dict).
         user_id: whose memory (required); limit: at most this many hits (10).

@@ -4,12 +4,13 @@ Each is built by its from_dict() from the dict that Memory or a server answers, 
 that dict as `raw` (not compared, not shown), so a field a newer server adds is still
 reachable. Fields a server older than them does not send take their "nothing to say"
 value (`stored` True, no metadata). Sequences are tuples, so a result does not change
-under whoever holds it; `signals` and `metadata` are dicts, left out of the hash.
+under whoever holds it; `signals` and `metadata` are dicts, left out of the hash. A typed
+search answers Hits: a list of Hit with the search's `evidence` grade as an attribute.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,25 @@ class User:
         return cls(d["user_id"], d["sessions"], d["messages"], dict(d))
 
 
-def hits(response: Mapping[str, Any]) -> List[Hit]:
-    """The Hits of a Search response."""
-    return [Hit.from_dict(item) for item in response["data"]]
+class Hits(List[Hit]):
+    """A typed search's result: its Hits, best first, as a list (equal to a plain list of the same
+    Hits), with the search's grade beside them as `evidence`: "strong", "weak" or "none" (None: a
+    server older than the grade sent none). "none": nothing matched in words (the Hits are a
+    fallback: the user's latest messages, or the nearest in meaning) or nothing in the memory
+    answers, so a caller can say nothing was found; "weak": some words matched, but the Hits may
+    well not answer (something the memory never mentions, or asked of the wrong person), so a
+    caller hedges; "strong" otherwise (flowmem/retrieval/strength.py, docs/api.md)."""
+
+    evidence: Optional[str]
+
+    def __init__(self, items: Iterable[Hit] = (), evidence: Optional[str] = None) -> None:
+        super().__init__(items)
+        self.evidence = evidence
+
+    def __repr__(self) -> str:
+        return "Hits(%s, evidence=%r)" % (list.__repr__(self), self.evidence)
+
+
+def hits(response: Mapping[str, Any]) -> Hits:
+    """The Hits of a Search response, with its `evidence` grade."""
+    return Hits((Hit.from_dict(item) for item in response["data"]), response.get("evidence"))

@@ -40,11 +40,11 @@ class CliTest(InProcessCli, unittest.TestCase):
                               "She's a retired racing greyhound")
         self.assertEqual(result.returncode, 0, result.stderr)
         by_meaning = self.run_cli("search", "--db", self.db, "--user", "u1", "Do I have a dog?").stdout
-        self.assertIn("nearest it in meaning", by_meaning.splitlines()[0])
+        self.assertIn("nearest it in meaning", by_meaning.splitlines()[1])  # under the evidence line
         latest = self.run_cli("search", "--db", self.db, "--user", "u1", "qwzx?").stdout
-        self.assertIn("its latest messages", latest.splitlines()[0])
+        self.assertIn("its latest messages", latest.splitlines()[1])
         matched = self.run_cli("search", "--db", self.db, "--user", "u1", "greyhound").stdout
-        self.assertTrue(matched.startswith("1. "), matched)
+        self.assertTrue(matched.splitlines()[1].startswith("1. "), matched)
 
     def test_add_and_search_work_on_a_database_file_without_a_server(self):
         bodies = [add_body("u1", "s1", ["Alice: my cactus is named Spike", "Bob: cute"]),

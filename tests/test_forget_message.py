@@ -116,7 +116,8 @@ class ForgetMessageTest(MemoryTestCase):
         only = self.memory.list_messages("solo")["data"][0]["id"]
         self.assertTrue(self.memory.delete_message("solo", only)["deleted"])
         self.assertEqual(self.memory.stats("solo"), {"user_id": "solo", "exists": False})
-        self.assertEqual(self.memory.search({"query": "just this", "user_id": "solo", "top_k": 5}), {"data": []})
+        self.assertEqual(self.memory.search({"query": "just this", "user_id": "solo", "top_k": 5}),
+                         {"data": [], "evidence": "none"})
 
     def test_http_and_mcp_delete_one_message(self):
         self.fill(self.memory)

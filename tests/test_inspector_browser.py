@@ -121,6 +121,20 @@ class InspectorInBrowserTest(BrowserTestCase):
                          "sessionStorage.getItem('flowmem.inspector.key')]")
         self.assertEqual(where, [self.server.endpoint + "/", "", 0, KEY])
 
+    def test_a_search_shows_its_evidence_grade_beside_its_items_and_a_fallback_shows_none(self):
+        b = self.open_user("alice")
+        self.assertEqual(b.text("#evidence"), "")  # no search yet: no label
+        self.search(b, "pottery workshop")
+        grade = self.api.search({"query": "pottery workshop", "user_id": "alice", "top_k": 10})["evidence"]
+        self.assertEqual(b.text("#evidence"), "evidence: " + grade)
+        self.assertEqual(b.script("return document.getElementById('evidence').dataset.evidence"), grade)
+        self.assertNotIn("no words for", b.script("return document.getElementById('evidence').title"))
+        self.search(b, "zebra xylophone")  # no word of it is in alice's memory: a fallback
+        self.assertEqual(b.text("#evidence"), "evidence: none")
+        b.type("#user-id", DOTS)
+        b.click("#user-open")  # another user: the last search's grade goes with its items
+        b.wait("the label gone", lambda: b.text("#evidence") == "")
+
     def test_search_filters_reach_the_server_and_a_bad_one_shows_its_reason(self):
         b = self.open_user("alice")
         b.type("#f-session", "hostile")

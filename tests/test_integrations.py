@@ -55,7 +55,9 @@ class LangChainTest(MemoryTestCase):
         documents = self.lc.FlowmemRetriever(self.memory, user_id="alice", top_k=3).invoke("painted tiles")
         first = documents[0]
         self.assertEqual(first.page_content, "I flew to Lisbon in May to see the painted tiles.")
-        self.assertEqual(set(first.metadata), PROVENANCE | {"metadata"})
+        self.assertEqual(set(first.metadata), PROVENANCE | {"evidence", "metadata"})
+        self.assertIn(first.metadata["evidence"], ("strong", "weak", "none"))  # the search's grade, on each
+        self.assertEqual({d.metadata["evidence"] for d in documents}, {first.metadata["evidence"]})
         self.assertEqual(first.metadata["metadata"], {"topic": "travel"})
         self.assertEqual(first.metadata["source_message_ids"], [self.stored("alice", "travel")[0]["id"]])
         self.assertEqual((first.id, first.metadata["session_id"], first.metadata["role"]),
@@ -138,7 +140,9 @@ class LlamaIndexTest(MemoryTestCase):
         self.assertEqual(first.node.text, "I flew to Lisbon in May to see the painted tiles.")
         self.assertEqual(first.node.id_, first.node.metadata["id"])
         self.assertEqual(first.score, first.node.metadata["score"])
-        self.assertEqual(set(first.node.metadata), PROVENANCE | {"metadata"})
+        self.assertEqual(set(first.node.metadata), PROVENANCE | {"evidence", "metadata"})
+        self.assertEqual({n.node.metadata["evidence"] for n in found}, {first.node.metadata["evidence"]})
+        self.assertIn(first.node.metadata["evidence"], ("strong", "weak", "none"))
         self.assertEqual(first.node.metadata["metadata"], {"topic": "travel"})
         self.assertEqual(first.node.metadata["source_message_ids"],
                          [self.memory.list_messages("alice", session_id="travel")["data"][0]["id"]])

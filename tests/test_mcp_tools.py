@@ -33,7 +33,7 @@ class RecordingMemory:
 
     def search(self, body: Dict[str, Any]) -> Dict[str, Any]:
         self.calls.append(("search", body))
-        return {"data": []}
+        return {"data": [], "evidence": "none"}
 
     def list_messages(self, user_id: str, **options: Any) -> Dict[str, Any]:
         self.calls.append(("list_messages", dict(options, user_id=user_id)))

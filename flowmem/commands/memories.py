@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, Dict, Iterable, List, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import FlowmemError
 from ..memory import Memory
@@ -109,7 +109,7 @@ def _search(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
-        print("\n".join(hit_lines(result["data"])))
+        print("\n".join(evidence_lines(result.get("evidence")) + hit_lines(result["data"])))
     return 0
 
 
@@ -118,6 +118,16 @@ FALLBACK_NOTES = {"meaning": "no word of the question is in this memory: the mes
                   "latest_session": "nothing in this memory matches the question: its latest messages"}
 # ... and what each such result's line says, so that no line of it reads as a match.
 FALLBACK_MARKS = {"meaning": "no word matched: near in meaning", "latest_session": "no match: a latest message"}
+
+
+# What the plain output's first line adds to the search's grade (retrieval/strength.py, docs/api.md).
+EVIDENCE_WORDS = {"strong": "", "weak": "  (the results may well not answer)",
+                  "none": "  (nothing in this memory answers)"}
+
+
+def evidence_lines(evidence: Optional[str]) -> List[str]:
+    """The first line of `search`'s plain output: the search's `evidence` grade (no line for an answer without one)."""
+    return [] if evidence is None else ["evidence: %s%s" % (evidence, EVIDENCE_WORDS.get(evidence, ""))]
 
 
 def hit_lines(data: Sequence[Dict[str, Any]]) -> List[str]:

@@ -47,6 +47,11 @@ _BOOL = {"type": "boolean"}
 _IGNORED = {"type": "array", "items": _STR, "description": "present when the body held fields flowmem does not "
             "know (ignored, as the contract says): their names, a message's as messages[i].name"}
 _ID = {"type": "string", "minLength": 1, "description": "any text without control characters"}
+EVIDENCE = ("how strong the evidence of the items is (the items come back whatever it says): none: nothing "
+            "matched in words (the items are a fallback) or nothing in the memory answers, so a caller can say "
+            "nothing was found; weak: some words matched but the items may well not answer (something the memory "
+            "never mentions, or asked of the wrong person), so a caller hedges; strong: otherwise. Calibrated: "
+            "thresholds learned on a tuning half of answerable and unanswerable questions (docs/api.md)")
 SCHEMAS: Dict[str, Any] = {
     "Error": _object(["detail"], detail=_object(["reason"], reason=dict(_STR, description="what to change"))),
     "Metadata": {"type": "object", "maxProperties": 32, "additionalProperties": {"type": ["string", "number",
@@ -86,7 +91,9 @@ SCHEMAS: Dict[str, Any] = {
                     role=dict(_STR, description="the role of the item's first message"),
                     signals={"type": "object", "additionalProperties": {"type": ["number", "string"]}},
                     metadata=dict(_ref("Metadata"), description="what all the item's messages hold alike")),
-    "SearchResult": _object(["data"], data={"type": "array", "items": _ref("Item")}, ignored_fields=_IGNORED),
+    "SearchResult": _object(["data", "evidence"], data={"type": "array", "items": _ref("Item")},
+                            evidence={"enum": ["strong", "weak", "none"], "description": EVIDENCE},
+                            ignored_fields=_IGNORED),
     "Health": _object(["status", "version"], status=_STR, version=_STR, sqlite_version=_STR,
                       schema_version=_INT),
     "Message": _object(["id", "user_id", "session_id", "position", "role", "content", "timestamp", "created_at",

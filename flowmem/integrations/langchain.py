@@ -13,7 +13,8 @@ itself never imports it. It calls only the dict-level forms a Memory and a Clien
 
 FlowmemRetriever: a query is one Search (integrations/calls.py); each item becomes a Document
 whose page_content is the item's content and whose metadata is its provenance (id, score,
-created_at, session_id, source_message_ids, view, role, and the item's own metadata under
+created_at, session_id, source_message_ids, view, role, the search's "evidence" grade: strong,
+weak or none, the same on every Document of one call, and the item's own metadata under
 "metadata"). `filters` (session_id, since, until, role, metadata) narrow every search, and
 `retriever.invoke(query, filters=..., top_k=...)` replaces them for one call.
 
@@ -68,10 +69,10 @@ class FlowmemRetriever(BaseRetriever):
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
                                 filters: Optional[Mapping[str, Any]] = None,
                                 top_k: Optional[int] = None) -> List[Document]:
-        items = calls.search(self.memory, query, self.user_id, self.top_k if top_k is None else top_k,
-                             self.filters if filters is None else filters, self.options)
-        return [Document(page_content=item["content"], metadata=calls.provenance(item), id=item["id"])
-                for item in items]
+        found = calls.found(self.memory, query, self.user_id, self.top_k if top_k is None else top_k,
+                            self.filters if filters is None else filters, self.options)
+        return [Document(page_content=item["content"], metadata=calls.provenance(item, found.evidence),
+                         id=item["id"]) for item in found.items]
 
 
 # A stored role as a LangChain message class; roles written for LangChain's own message kinds.

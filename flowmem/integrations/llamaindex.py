@@ -12,8 +12,9 @@ Memory and a Client share.
 
 A query is one Search (integrations/calls.py); each item becomes a NodeWithScore holding a
 TextNode: its text the item's content, its id_ the item's id, its metadata the item's
-provenance (id, score, created_at, session_id, source_message_ids, view, role, and the
-item's own metadata under "metadata"), its score the item's. Of that metadata, only
+provenance (id, score, created_at, session_id, source_message_ids, view, role, the search's
+"evidence" grade: strong, weak or none, the same on every node of one call, and the item's own
+metadata under "metadata"), its score the item's. Of that metadata, only
 created_at and role reach the text an LLM is shown (the rest is bookkeeping that would fill
 a prompt with ids), and none of it the text that is embedded: the content is what was said.
 `filters` (session_id, since, until, role, metadata) narrow every search.
@@ -34,7 +35,7 @@ except ImportError as e:
 __all__ = ["FlowmemRetriever"]
 
 # The provenance an LLM is not shown: ids, the score and the view are for the program, not the model.
-_HIDDEN_FROM_LLM = ["id", "score", "session_id", "source_message_ids", "view", "metadata"]
+_HIDDEN_FROM_LLM = ["id", "score", "session_id", "source_message_ids", "view", "evidence", "metadata"]
 
 
 class FlowmemRetriever(BaseRetriever):
@@ -53,14 +54,15 @@ class FlowmemRetriever(BaseRetriever):
         self.options = list(options) if options else None
 
     def _retrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
-        items = calls.search(self.memory, query_bundle.query_str, self.user_id, self.top_k, self.filters,
-                             self.options)
-        return [NodeWithScore(node=node(item), score=item["score"]) for item in items]
+        found = calls.found(self.memory, query_bundle.query_str, self.user_id, self.top_k, self.filters,
+                            self.options)
+        return [NodeWithScore(node=node(item, found.evidence), score=item["score"]) for item in found.items]
 
 
-def node(item: Mapping[str, Any]) -> TextNode:
-    """A Search item as a TextNode (the module docstring says which metadata each mode shows)."""
-    metadata = calls.provenance(item)
+def node(item: Mapping[str, Any], evidence: Optional[str] = None) -> TextNode:
+    """A Search item as a TextNode, with its search's `evidence` grade (the module docstring says which
+    metadata each mode shows)."""
+    metadata = calls.provenance(item, evidence)
     return TextNode(text=item["content"], id_=item["id"], metadata=metadata,
                     excluded_llm_metadata_keys=list(_HIDDEN_FROM_LLM),
                     excluded_embed_metadata_keys=list(metadata))

@@ -5,8 +5,9 @@ fields: the HTTP API alone ignores them, as the contract says, and names them.
 
 A tool's arguments use the contract's field names (user_id, session_id, messages,
 query, top_k, filters ...) and its result is exactly what Memory returns, the body the
-HTTP API would send: as JSON text (every protocol revision shows a model text) and as
-`structuredContent`, which `outputSchema` describes. A failure the caller causes
+HTTP API would send (search_memory's with its `evidence` grade beside the items): as
+JSON text (every protocol revision shows a model text) and as `structuredContent`, which
+`outputSchema` describes. A failure the caller causes
 (arguments that do not fit the schema, a FlowmemError from the core: a bad field, a bad
 cursor, a busy database) is a tool result with `isError: true` and the reason as its
 text, so that the model reads it and can correct the call; anything else is a bug and
@@ -151,6 +152,9 @@ ITEM = {"type": "object", "required": ["id", "score", "content"], "properties": 
     "view": {"type": "string"}, "session_id": {"type": "string"}, "role": {"type": "string"},
     "created_at": {"type": ["string", "null"]}, "source_message_ids": STRINGS, "signals": {"type": "object"},
     "metadata": {"type": "object"}}}
+EVIDENCE = {"type": "string", "enum": ["strong", "weak", "none"], "description": (
+    "how strong the items' evidence is: none (nothing matched in words, the items a fallback, or nothing in "
+    "the memory answers), weak (words matched, but the items may well not answer), strong (otherwise)")}
 STORED = {"type": "object", "required": ["id", "session_id", "role", "content"], "properties": {
     "id": {"type": "string"}, "user_id": {"type": "string"}, "session_id": {"type": "string"},
     "position": {"type": "integer"}, "role": {"type": "string"}, "content": {"type": "string"},
@@ -198,12 +202,14 @@ TOOLS = [
     Tool("search_memory", "Search memory",
          "Find the evidence a user's memory holds for a question: stored messages and short stretches of the "
          "conversation around them, best first, each with its session, date and the ids of its messages. "
-         "When nothing matches, the latest messages come back with score 0 and signals.fallback set.",
+         "When nothing matches, the latest messages come back with score 0 and signals.fallback set. "
+         "`evidence` grades the items: none (nothing found: say so rather than answer from them), weak "
+         "(they may well not answer: hedge), strong.",
          _schema({"user_id": USER, "query": {"type": "string", "description": "the question, in plain words"},
                   "top_k": {"type": "integer", "minimum": 0, "default": 10, "description": "items to return, at most"},
                   "filters": FILTERS},
                  ["user_id", "query"]),
-         _schema({"data": {"type": "array", "items": ITEM}}, ["data"], False),
+         _schema({"data": {"type": "array", "items": ITEM}, "evidence": EVIDENCE}, ["data", "evidence"], False),
          {"readOnlyHint": True, "openWorldHint": False}, search_memory),
     Tool("list_memories", "List stored messages",
          "List a user's stored messages verbatim, oldest first (order desc: newest first), optionally one "
