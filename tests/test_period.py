@@ -74,10 +74,28 @@ class EnglishPeriodTest(unittest.TestCase):
     def test_a_written_day_is_the_narrowest_period(self):
         self.assertEqual(spans("What painting did she show on October 13, 2023?"), [("2023-10-13", "2023-10-13")])
 
+    def test_a_day_and_month_without_a_year_is_the_latest_on_or_before_the_memorys_last_day(self):
+        self.assertEqual(spans("What happened on 3 June?"), [("2023-06-03", "2023-06-03")])
+        self.assertEqual(spans("What did she do on 21 nov?"), [("2022-11-21", "2022-11-21")])  # not yet in 2023
+        self.assertEqual(spans("Where was she on Sept 14th?"), [("2022-09-14", "2022-09-14")])
+        self.assertEqual(spans("And the 3rd of june?"), [("2023-06-03", "2023-06-03")])  # no tense: the past
+        self.assertEqual(spans("What will she do on 21 nov?"), [("2023-11-21", "2023-11-21")])  # a stated plan
+
+    def test_a_weekday_or_a_day_of_the_month_alone_is_read_in_the_past_too(self):
+        self.assertEqual(spans("What did Tom do on saturday?"), [("2023-08-19", "2023-08-19")])  # last day: a Sunday
+        self.assertEqual(spans("What happened on the 25th?"), [("2023-07-25", "2023-07-25")])
+        self.assertEqual(spans("What did they do this friday?"), [("2023-08-18", "2023-08-18")])
+        self.assertTrue(period.may_name_period("What did Tom do on saturday?"))
+
+    def test_a_weekday_beside_a_date_is_the_date_s(self):
+        self.assertEqual(spans("What happened on Saturday, 25 October 2025?"), [("2025-10-25", "2025-10-25")])
+        self.assertEqual(spans("What did she see on the Sunday before October 25?"), [("2022-10-23", "2022-10-23")])
+
     def test_words_that_only_look_like_periods_name_none(self):
         self.assertEqual(spans("What are Caroline's plans for the summer?"), [])
         self.assertEqual(spans("May I ask what she baked?"), [])
         self.assertEqual(spans("What did she bake?"), [])
+        self.assertEqual(spans("Did they march 5 miles on the 5th floor?"), [])
 
     def test_periods_past_the_calendars_ends_are_left_out_without_an_error(self):
         edge = period.Memory(D(1, 1, 1), D(9999, 12, 31))

@@ -32,6 +32,9 @@ class RelativeTest(unittest.TestCase):
         self.assertEqual(dates("last Friday")[0][1], "2023-05-05")
         self.assertEqual(dates("last Monday")[0][1], "2023-05-01")  # strictly before the anchor
         self.assertEqual(dates("next Tuesday")[0][1], "2023-05-09")
+        self.assertEqual(dates("this Friday")[0][1], "2023-05-12")  # this ISO week's, not yet past
+        self.assertEqual(dates("we went on Friday")[0][1], "2023-05-05")  # by tense: tests/test_dates_forms.py
+        self.assertEqual(dates("see you on Friday")[0][1], "2023-05-12")
 
     def test_months_and_years(self):
         self.assertEqual(dates("last month")[0][1:], ("2023-04-01", "2023-04-30"))
@@ -47,8 +50,8 @@ class RelativeTest(unittest.TestCase):
         self.assertEqual(dates("三天前")[0][1], "2023-05-05")
 
     def test_ambiguous_expressions_resolve_to_nothing(self):
-        for text in ("a few days ago", "recently", "the other day", "on Friday", "this Friday", "5/6/2023",
-                     "I may go", "march on"):
+        for text in ("a few days ago", "recently", "the other day", "on Friday", "5/6/2023",
+                     "I may go", "march on", "I may 2", "we march 5 miles", "the 5th floor"):
             with self.subTest(text=text):
                 self.assertEqual(dates(text), [])
 
@@ -63,6 +66,11 @@ class AbsoluteTest(unittest.TestCase):
             with self.subTest(text=text):
                 self.assertEqual(dates(text)[0][1], "2023-05-08")
         self.assertEqual(dates("on 5/18/2023")[0][1], "2023-05-18")
+
+    def test_a_day_and_month_without_a_year_is_the_nearest_in_the_direction_of_the_tense(self):
+        self.assertEqual(dates("see you on 2 jan", D(2024, 12, 28)), [("2 jan", "2025-01-02", "2025-01-02")])
+        self.assertEqual(dates("we got back on 30 dec", D(2025, 1, 3))[0][1], "2024-12-30")
+        self.assertEqual(dates("May 8", None), [])  # no anchor, no year
 
     def test_a_numeric_date_between_chinese_characters_is_read_but_not_inside_latin_text(self):
         self.assertEqual(dates("我2022-10-04那天见到了作家")[0][1], "2022-10-04")

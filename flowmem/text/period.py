@@ -1,12 +1,11 @@
 """The period a question is scoped to: "in the spring of 2022", "early March", "last summer", 去年夏天.
 
-`periods(question, memory)` returns the date spans (first day, last day) a question
-names, in English and Chinese, so that search can treat a period as a range rather
-than as words to match. `memory` is the first and last day of the asking user's
-memory; its last day is the anchor of relative forms ("last month", 上个月): a question
-is asked about a memory, and the memory's latest day is the best cheap stand-in for
-"now" that the data itself gives (a replayed conversation's questions are asked at
-its end, not on the server's clock).
+`periods(question, memory)` returns the date spans (first day, last day) a question names, in English
+and Chinese, so that search can treat a period as a range rather than as words to match. `memory` is the
+first and last day of the asking user's memory; its last day is the anchor of relative forms ("last
+month", 上个月): a question is asked about a memory, and the memory's latest day is the best cheap
+stand-in for "now" that the data itself gives (a replayed conversation's questions are asked at its end,
+not on the server's clock).
 
 Conventions:
 
@@ -30,8 +29,10 @@ Conventions:
   "N days / weeks / months before X", "the week before X": counted back from X;
   "before X" / "after X": from the memory's first day to the day before X, or from
   the day after X to the memory's last;
-- everything timeexpr.resolve() reads in a question (absolute dates; relative ones
-  against the anchor) is a period too: a day is the narrowest period.
+- everything timeexpr.resolve() reads in a question (absolute dates; relative ones against the anchor)
+  is a period too, a day the narrowest; what goes by tense (a bare weekday, a day and month without a
+  year, "the 5th": dayforms.py) is read in the past where the question states none, as a question asks
+  about what the memory holds: "on 3 June?" is the latest 3 June on or before the anchor.
 
 At most MAX_PERIODS spans come back; the text read is bounded by the caller.
 """
@@ -42,7 +43,7 @@ import datetime
 import re
 from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
-from . import timeexpr
+from . import tense, timeexpr
 
 Date = datetime.date
 Span = Tuple[Date, Date]
@@ -275,7 +276,7 @@ def _atoms(question: str, memory: Optional[Memory]) -> List[_Atom]:
             if free(r.position, end):
                 found.append(_Atom(r.position, end, [(r.start, r.end)], r if r.relative else None))
 
-    resolved = timeexpr.resolve(question, memory.last if memory else None)
+    resolved = timeexpr.resolve(question, memory.last if memory else None, tense.PAST)
     take([r for r in resolved if r.start == r.end])  # a day is what the question means most precisely
     for pattern, handler in PATTERNS:
         for m in pattern.finditer(question):
@@ -329,7 +330,7 @@ def _combined(question: str, atoms: Sequence[_Atom], memory: Optional[Memory]) -
             i += 2
             continue
         if nxt and atom.relative and _RELATIVE_BEFORE.match(between):
-            again = timeexpr.resolve(atom.relative.expression, nxt.spans[0][0])
+            again = timeexpr.resolve(atom.relative.expression, nxt.spans[0][0], tense.PAST)
             out.extend((r.start, r.end) for r in again)
             i += 2
             continue
@@ -359,7 +360,7 @@ def periods(question: str, memory: Optional[Memory]) -> List[Span]:
 # Whatever a period expression holds, one of these is in it: a digit, a month or season
 # name, a relative word, a Chinese date character. A question with none needs no memory read.
 _MAY_NAME = re.compile(r"\d|%s|spring|summer|autumn|fall|winter|week|month|year|yesterday|today|ago|last|this|"
-                       r"[年月周天春夏秋冬]" % "|".join(timeexpr.MONTHS), re.I)
+                       r"[年月周天春夏秋冬]" % "|".join(timeexpr.MONTHS + timeexpr.WEEKDAYS), re.I)
 
 
 def may_name_period(question: str) -> bool:

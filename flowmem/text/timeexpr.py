@@ -17,12 +17,16 @@ and returns each with the first and last day it denotes. Conventions (UTC dates)
 - last <weekday> = the latest such day strictly before the anchor; next <weekday> = the
   earliest strictly after; 上周X / 这周X / 下周X = that day of the previous, same or next
   ISO week;
-- absolute dates without a year take the anchor's year; "M/D/YYYY" is read as month
-  first only when it cannot be read the other way (one of the two is over 12, or they
-  are equal).
+- a bare weekday ("on saturday"), this <weekday>, a day and month without a year ("21 nov",
+  "the 3rd of june") and a day of the month ("on the 5th") go by the tense of the clause
+  they are said in (tense.py: past, a plan, or unknown; `unstated` where it says none):
+  dayforms.py states how, and what it does not read ("the 5th floor", "we march 5 miles");
+  these are resolved against the anchor, and shown as such (annotation());
+- "M/D/YYYY" is read as month first only when it cannot be read the other way (one of the
+  two is over 12, or they are equal); 5月8日 and "in May" take the anchor's year.
 
-Where an expression is ambiguous ("a few days ago", "recently", "on Friday", "this
-Friday", "5/6/2023"), nothing is resolved: a wrong date is worse than none.
+Where an expression is ambiguous ("a few days ago", "recently", "on Friday" with no
+tense, "5/6/2023"), nothing is resolved: a wrong date is worse than none.
 """
 from __future__ import annotations
 
@@ -32,13 +36,20 @@ import functools
 import re
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
+from . import dayforms, tense
+from .dayforms import (  # noqa: F401 (period.py reads these here)
+    MONTH_ALTERNATIVES as _MONTH_ALTERNATIVES,
+    MONTHS,
+    WEEKDAYS,
+    month_number as _month_number,
+    safe_date as _safe_date,
+    single as _single,
+    weekday_after as _weekday_after,
+    weekday_before as _weekday_before,
+)
+
 Date = datetime.date
 _DAY = datetime.timedelta(days=1)
-
-MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-          "november", "december"]
-_MONTH_ALTERNATIVES = "|".join(m.capitalize() for m in MONTHS) + "|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
-WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                  "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "couple of": 2}
 _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
@@ -75,10 +86,6 @@ def _year(day: Date, years: int = 0) -> Tuple[Date, Date]:
     return Date(day.year + years, 1, 1), Date(day.year + years, 12, 31)
 
 
-def _single(day: Date) -> Tuple[Date, Date]:
-    return day, day
-
-
 def _number(text: str) -> Optional[int]:
     text = text.strip().lower()
     if text.isdigit():
@@ -105,13 +112,6 @@ def _chinese_number(text: str) -> Optional[int]:
     return None
 
 
-def _safe_date(year: int, month: int, day: int) -> Optional[Date]:
-    try:
-        return Date(year, month, day)
-    except ValueError:
-        return None
-
-
 # -- patterns ------------------------------------------------------------------------------
 
 AnchorT = TypeVar("AnchorT", Date, Optional[Date])
@@ -119,16 +119,6 @@ Span = Tuple[Date, Date]  # the first and last day an expression may mean
 Handler = Callable[[re.Match, Date], Optional[Span]]  # resolves a relative expression on the day it was said
 _N = r"(\d{1,3}|a couple of|couple of|an|a|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _CN_N = r"([0-9]{1,3}|[零一二两三四五六七八九十]{1,3})"
-
-
-def _weekday_before(anchor: Date, weekday: int) -> Date:
-    back = (anchor.weekday() - weekday) % 7 or 7
-    return anchor - datetime.timedelta(days=back)
-
-
-def _weekday_after(anchor: Date, weekday: int) -> Date:
-    ahead = (weekday - anchor.weekday()) % 7 or 7
-    return anchor + datetime.timedelta(days=ahead)
 
 
 def _ago(unit: str, n: int, anchor: Date) -> Tuple[Date, Date]:
@@ -197,19 +187,13 @@ RELATIVE: List[Tuple[re.Pattern, Handler]] = [
 ]
 
 _MONTH = r"(%s)\.?" % _MONTH_ALTERNATIVES
+_ANY_CASE_MONTH = r"(%s)\b\.?" % dayforms.MONTH_ANY_CASE
 _ORD = r"(\d{1,2})(?:st|nd|rd|th)?"
 
 
-def _month_number(name: str) -> int:
-    name = name.lower().rstrip(".")
-    return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(name[:3]))
-
-
-def _day_month_year(day: str, month: str, year: Optional[str], anchor: Optional[Date]) -> Optional[Tuple[Date, Date]]:
-    y = int(year) if year else (anchor.year if anchor else None)
-    if y is None:
-        return None
-    d = _safe_date(y, _month_number(month), int(day))
+def _day_month_year(day: str, month: str, year: str) -> Optional[Tuple[Date, Date]]:
+    """A written date with its year (one without is dayforms.py's)."""
+    d = _safe_date(int(year), _month_number(month), int(day))
     return _single(d) if d else None
 
 
@@ -229,13 +213,14 @@ ABSOLUTE: List[Tuple[re.Pattern, Callable[[re.Match, Optional[Date]], Optional[S
     (re.compile(r"%s(\d{4})-(\d{1,2})-(\d{1,2})%s" % (_NOT_AFTER, _NOT_BEFORE)),
      lambda m, a: (lambda d: _single(d) if d else None)(_safe_date(int(m.group(1)), int(m.group(2)), int(m.group(3))))),
     (re.compile(r"%s(\d{1,2})/(\d{1,2})/(\d{4})%s" % (_NOT_AFTER, _NOT_BEFORE)), _us_date),
-    (re.compile(r"\b%s(?: of)? %s,?(?: (\d{4}))?\b" % (_ORD, _MONTH)),
-     lambda m, a: _day_month_year(m.group(1), m.group(2), m.group(3), a)),
-    (re.compile(r"\b%s %s\b(?:,? (\d{4})\b)?" % (_MONTH, _ORD)),
-     lambda m, a: _day_month_year(m.group(2), m.group(1), m.group(3), a)),
+    (re.compile(r"\b%s(?: of)? %s,? (\d{4})\b" % (_ORD, _ANY_CASE_MONTH)),
+     lambda m, a: _day_month_year(m.group(1), m.group(2), m.group(3))),
+    (re.compile(r"\b%s %s\b,? (\d{4})\b" % (_ANY_CASE_MONTH, _ORD)),
+     lambda m, a: _day_month_year(m.group(2), m.group(1), m.group(3))),
     (re.compile(r"\bin %s,? (\d{4})\b" % _MONTH),
      lambda m, a: _month(Date(int(m.group(2)), _month_number(m.group(1)), 1))),
-    (re.compile(r"\bin %s\b" % _MONTH), lambda m, a: _month(Date(a.year, _month_number(m.group(1)), 1)) if a else None),
+    (re.compile(r"\bin %s\b(?!\.?\s*\d)" % _MONTH),  # "in May 9th" is the day (dayforms.py)
+     lambda m, a: _month(Date(a.year, _month_number(m.group(1)), 1)) if a else None),
     (re.compile(r"\bin ((?:19|20)\d{2})\b"), lambda m, a: _year(Date(int(m.group(1)), 1, 1))),
     (re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})[日号]"),
      lambda m, a: (lambda d: _single(d) if d else None)(_safe_date(int(m.group(1)), int(m.group(2)), int(m.group(3))))),
@@ -256,12 +241,14 @@ ABSOLUTE: List[Tuple[re.Pattern, Callable[[re.Match, Optional[Date]], Optional[S
 MAX_RESOLUTIONS = 32
 
 
-def resolve(text: str, anchor: Optional[Date]) -> List[Resolution]:
+def resolve(text: str, anchor: Optional[Date], unstated: str = tense.UNKNOWN) -> List[Resolution]:
     """Date expressions in `text` (at most MAX_RESOLUTIONS), in text order; relative ones only
     when `anchor` is known.
 
     Patterns are tried most specific first, and a stretch of text belongs to one
     expression at most ("the day before yesterday" is not also "yesterday").
+    unstated: the tense taken where a clause states none (tense.py), for what goes by it
+    (dayforms.py): UNKNOWN (nothing resolved) for a message, PAST for a question about a memory.
     """
     taken: List[Tuple[int, int]] = []
     found: List[Resolution] = []
@@ -288,12 +275,21 @@ def resolve(text: str, anchor: Optional[Date]) -> List[Resolution]:
         held.append(_NUMERIC)
     if not lowered.isascii():
         held.append(_NON_ASCII)
+    if not held:
+        return found  # every pattern needs one of these (_index()): most messages are done here
     for i in _candidates(_ABSOLUTE_INDEX, held):
         claim(ABSOLUTE[i][0], ABSOLUTE[i][1], anchor, False)
     if anchor is not None:
         for i in _candidates(_RELATIVE_INDEX, held):
             claim(RELATIVE[i][0], RELATIVE[i][1], anchor, True)
+        for i in _candidates(_DAYFORMS_INDEX, held):
+            claim(dayforms.PATTERNS[i][0], _assuming(dayforms.PATTERNS[i][1], unstated), anchor, True)
     return sorted(found, key=lambda r: r.position)
+
+
+def _assuming(handler: dayforms.TenseHandler, unstated: str) -> Handler:
+    """`handler` as the other patterns' are: taking `unstated` where the clause says no tense."""
+    return lambda m, anchor: handler(m, anchor, unstated)
 
 
 def _triggers(pattern: re.Pattern) -> Tuple[str, ...]:
@@ -332,7 +328,8 @@ def _candidates(index: Dict[str, Tuple[int, ...]], held: Sequence[str]) -> List[
     return sorted({i for need in held for i in index.get(need, ())})
 
 
-_ABSOLUTE_INDEX, _RELATIVE_INDEX = _index(ABSOLUTE), _index(RELATIVE)  # built once: the lists never change
+# Built once: the lists never change.
+_ABSOLUTE_INDEX, _RELATIVE_INDEX, _DAYFORMS_INDEX = _index(ABSOLUTE), _index(RELATIVE), _index(dayforms.PATTERNS)
 
 
 _EPOCH_DAY = Date(1970, 1, 1)
