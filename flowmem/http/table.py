@@ -27,8 +27,9 @@ ROUTES: Tuple[Route, ...] = (
         "ignored_fields. The 200 comes after the messages are committed.",
         "AddBody", "AddResult"), writes=True),
     Route("POST", "/search", "search", e.search, Operation(
-        "Search a user's memory", "Ranked evidence from the user's own messages; an unknown user gets "
-        "{\"data\": []}. `filters` narrows the messages considered before ranking.", "SearchBody", "SearchResult")),
+        "Search a user's memory", "Ranked evidence from the user's own messages, and `evidence`: how strong it is "
+        "(strong, weak or none); an unknown user gets {\"data\": [], \"evidence\": \"none\"}. `filters` narrows the "
+        "messages considered before ranking.", "SearchBody", "SearchResult")),
     Route("GET", "/health", "health", e.health, Operation("Status and versions", "Never any memory content.",
                                                           answer="Health"), needs_key=False),
     Route("GET", "/users", "list_users", e.list_users, Operation(
