@@ -11,12 +11,13 @@ question asks and what the candidates state:
    (a list, a count: query.many), or asking about a past event ("when did they adopt the
    cat?", "did she pass?") is neither, and nothing moves.
 2. The statements (statements()): the first `window` messages of the order that state the
-   asked-about thing: each holds one of the question's words (its speakers' names aside)
-   (at least half the idf the best of them holds) or is among the nearest in meaning, is said
-   by the participant the question names (when it names one), says rather than asks (no question), and, when the
-   question asks for an amount, a day, a name or a place (rerank.asked_for()), holds one.
-3. If they were said on at least two days, they take their own places in the order again,
-   newest first for the present and oldest first for the past; every other message keeps
+   asked-about thing: each holds at least half the question's idf (its speakers' names aside)
+   that the best of them holds, or is among the nearest in meaning; is said by the participant
+   the question names, when it names one; says rather than asks (pool.Message.asks); and, when
+   the question asks for an amount, a day, a name or a place (rerank.asked_for()), holds one.
+3. If they were said on at least two days (and, for an amount, a name or a place, hold at
+   least two different values: one value said again replaced nothing), they take their own
+   places in the order again, newest first for the present and oldest first for the past; every other message keeps
    its place, so nothing leaves the first `window`. For the present each older statement
    is marked as replaced by the newest (`signals`' "replaced_by": that message's id), for a
    reader model to tell which one holds now.
@@ -27,6 +28,7 @@ reorderings, are in docs/results.md (Current state).
 """
 from __future__ import annotations
 
+import heapq
 import re
 from typing import Dict, FrozenSet, List, Sequence, Tuple
 
@@ -74,8 +76,9 @@ def statements(query: Query, pool: Pool, order: Sequence[Key], window: int) -> L
     share = {key: sum(idf[t] for t in pool.hits.get(key, ()) if t in idf) for key in order[:window]}
     enough = _SHARE * max(share.values(), default=0.0)
     # The nearest in meaning, where there are enough cosines for the nearest to stand apart from the user's usual.
-    nearest = set(sorted(pool.meaning, key=lambda k: (-pool.meaning[k], pool.messages[k].tag, k[1]))[:_NEAREST]
-                  if len(pool.meaning) >= _USUAL else ())
+    nearest = {k for _, _, _, k in heapq.nsmallest(_NEAREST, [(-v, pool.messages[k].tag, k[1], k)
+                                                               for k, v in pool.meaning.items() if k in pool.messages])
+               } if len(pool.meaning) >= _USUAL else set()
     wanted = asked_for(query.text, query)
     named = [t for t in query.terms if t not in idf]  # the participants the question names (speakers' names)
     out = []
