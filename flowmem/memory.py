@@ -162,8 +162,9 @@ class Memory(MemoryAPI):
 
     def search_body(self, body: Mapping[str, Any], strict: bool = True) -> Dict[str, Any]:
         """Answer a Search body (contract: query, user_id, top_k, optional options; optional filters:
-        session_id, since, until, role, metadata, retrieval/filters.py) with `{"data": [...], "evidence": grade}`
-        (grade: "strong", "weak" or "none", retrieval/strength.py); unknown fields are refused with `strict`, otherwise named in `ignored_fields` (add_body())."""
+        session_id, since, until, role, metadata, retrieval/filters.py) with `{"data": [...], "evidence":
+        grade}` (grade: "strong", "weak" or "none", retrieval/strength.py); unknown fields are refused with
+        `strict`, otherwise named in `ignored_fields` (add_body())."""
         request = parse_search(body, self.config.top_k_cap, strict)
         with collector_paused(self.config.pause_gc):
             found = search(self.store, request.user_id, request.query, request.top_k, request.options,

@@ -29,8 +29,9 @@ class TenseTest(unittest.TestCase):
                 self.assertEqual(tense(analyze(question)), PAST)
 
     def test_past_events_lists_static_facts_and_dated_questions_are_neither(self):
-        for question in ("When did they adopt the cat?", "did she pass her driving test?", "What does her necklace mean?",
-                         "What activity did she use to do with her dad?", "What was her favourite book?",
+        for question in ("When did they adopt the cat?", "did she pass her driving test?",
+                         "What does her necklace mean?", "What activity did she use to do with her dad?",
+                         "What was her favourite book?",
                          "What pets does Jo have?", "How many times did she move?"):
             with self.subTest(question=question):
                 self.assertEqual(tense(analyze(question)), "")

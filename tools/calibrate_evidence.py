@@ -216,7 +216,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(table("\nreport half (held out)", reported))
     if args.write:
         shipped = {"weights": dict(zip(strength.FEATURES, weights)), "bias": bias, "none_below": none_below,
-                   "weak_below": weak_below, "command": "python3 -m tools.calibrate_evidence --locomo LOCOMO_DEV_JSON --write",
+                   "weak_below": weak_below,
+                   "command": "python3 -m tools.calibrate_evidence --locomo LOCOMO_DEV_JSON --write",
                    "tuning_half": tuned, "report_half": reported}
         with open(SHIPPED, "w", encoding="utf-8") as f:
             json.dump(shipped, f, indent=1, sort_keys=True)

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence
 
-from ..storage.reader import Reader
 from ..storage.ids import message_id
+from ..storage.reader import Reader
 from ..storage.rows import MessageRow
 from ..storage.store import Store
 from ..text.period import may_name_period

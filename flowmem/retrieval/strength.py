@@ -11,7 +11,8 @@ each search also grades what its best messages show (features()):
 - how far the meaning channel's nearest stands above the user's usual (its 20th nearest),
   and that cosine itself;
 - whether the question names a participant whom none of the first three messages is
-  said by or names (asked of the wrong person, as LoCoMo's adversarial questions are);
+  said by or names, and how much more of its idf the best message holds than the best said
+  by them (asked of the wrong person, as LoCoMo's adversarial questions are);
 - whether the first message holds what the question asks for (an amount, a day, a name,
   a place: rerank.asked_for()).
 
