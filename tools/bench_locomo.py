@@ -36,55 +36,25 @@ import gc
 import http.client
 import json
 import os
-import random
 import sqlite3
 import sys
 import tempfile
 import time
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from flowmem.config import load
 from flowmem.memory import Memory
 from flowmem.storage.settings import INDEX_VERSION
 from tools import data_paths
+from tools.benchkit.heavy_user import USER, corpus, questions
 from tools.benchkit.process import rss_figures, run_phase
 from tools.benchkit.report import human, log, markdown, mib
 from tools.benchkit.server import JSON_HEADERS, ServerProcess
 from tools.benchkit.stats import rank_summary, timed_bare
 from tools.evalkit import dataset as datasets
 from tools.evalkit.bare import BARE_SQL, bare_expression
-from tools.evalkit.replay import add_bodies
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-USER = "heavy-user"
-
-
-# -- the corpus and the questions ------------------------------------------------------
-
-
-def corpus(data: datasets.Dataset, n: int) -> Iterator[Dict[str, Any]]:
-    """Add bodies for one user holding `n` messages: the sessions in order, then copies a year later each."""
-    added, copy = 0, 0
-    while added < n:
-        for conversation in data.conversations:
-            for body in add_bodies(conversation):
-                messages = body["messages"][: n - added]
-                if not messages:
-                    return
-                shift = copy * datasets.YEAR_MS
-                yield {"request_id": "%s/%d" % (body["request_id"], copy), "user_id": USER,
-                       "session_id": "%s/%s/%d" % (conversation.user_id, body["session_id"], copy),
-                       "messages": [dict(m, timestamp=m["timestamp"] + shift) if "timestamp" in m else m
-                                    for m in messages]}
-                added += len(messages)
-        copy += 1
-
-
-def questions(data: datasets.Dataset, count: int, seed: int) -> List[str]:
-    """`count` development questions, drawn with `seed` (all of them if fewer)."""
-    every = [q.question for c in data.conversations for q in c.questions]
-    return random.Random(seed).sample(every, min(count, len(every)))
 
 
 # -- phases (each runs in a fresh process) ---------------------------------------------
