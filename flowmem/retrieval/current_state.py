@@ -29,6 +29,7 @@ reorderings, are in docs/results.md (Current state).
 from __future__ import annotations
 
 import heapq
+import math
 import re
 from typing import Dict, FrozenSet, List, Sequence, Tuple
 
@@ -73,7 +74,8 @@ def tense(query: Query) -> str:
 def statements(query: Query, pool: Pool, order: Sequence[Key], window: int) -> List[Key]:
     """The messages among the first `window` of `order` that state the asked-about thing (docstring, 2)."""
     idf = {t: pool.idf.get(t, 0.0) for t in pool.asked}
-    share = {key: sum(idf[t] for t in pool.hits.get(key, ()) if t in idf) for key in order[:window]}
+    # math.fsum: exact whatever the order a frozenset of terms is walked in (it follows PYTHONHASHSEED).
+    share = {key: math.fsum(idf[t] for t in pool.hits.get(key, ()) if t in idf) for key in order[:window]}
     enough = _SHARE * max(share.values(), default=0.0)
     # The nearest in meaning, where there are enough cosines for the nearest to stand apart from the user's usual.
     nearest = {k for _, _, _, k in heapq.nsmallest(_NEAREST, [(-v, pool.messages[k].tag, k[1], k)

@@ -25,6 +25,7 @@ nothing in words (the latest messages, or the nearest by meaning alone: fallback
 """
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import pkgutil
@@ -80,8 +81,9 @@ def features(query: Query, pool: Pool, order: Sequence[Key]) -> Tuple[float, ...
     idf = {t: pool.idf.get(t, 0.0) for t in asked}
     total = sum(idf.values()) or 1.0
     first = list(order[:_FIRST])
-    shares = [sum(idf[t] for t in pool.hits.get(k, ()) if t in idf) / total for k in first]
-    cosines = sorted(pool.meaning.values(), reverse=True)
+    # math.fsum: a frozenset's order follows PYTHONHASHSEED, and a float sum its order; fsum's does not.
+    shares = [math.fsum(idf[t] for t in pool.hits.get(k, ()) if t in idf) / total for k in first]
+    cosines = heapq.nlargest(20, pool.meaning.values())  # the nearest and the 20th: not a sort of them all
     nearest = cosines[0] if cosines else 0.0
     usual = cosines[min(19, len(cosines) - 1)] if cosines else 0.0
     wanted = asked_for(query.text, query)
@@ -99,7 +101,7 @@ def _named_gap(query: Query, pool: Pool, idf: Mapping[str, float], total: float)
         return 0.0
     best = by_named = 0.0
     for key, hits in pool.hits.items():
-        share = sum(idf[t] for t in hits if t in idf) / total
+        share = math.fsum(idf[t] for t in hits if t in idf) / total
         best = max(best, share)
         message = pool.messages.get(key)
         if message is not None and any(t in message.speaker for t in named):
