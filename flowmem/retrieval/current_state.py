@@ -71,8 +71,9 @@ def tense(query: Query) -> str:
     return PRESENT if asked_for(text, query) in _SLOTS and _PRESENT.search(text) else ""
 
 
-def statements(query: Query, pool: Pool, order: Sequence[Key], window: int) -> List[Key]:
-    """The messages among the first `window` of `order` that state the asked-about thing (docstring, 2)."""
+def statements(query: Query, pool: Pool, order: Sequence[Key], window: int, wanted: str) -> List[Key]:
+    """The messages among the first `window` of `order` that state the asked-about thing (docstring, 2);
+    wanted: what the question asks for (rerank.asked_for())."""
     idf = {t: pool.idf.get(t, 0.0) for t in pool.asked}
     # math.fsum: exact whatever the order a frozenset of terms is walked in (it follows PYTHONHASHSEED).
     share = {key: math.fsum(idf[t] for t in pool.hits.get(key, ()) if t in idf) for key in order[:window]}
@@ -81,8 +82,7 @@ def statements(query: Query, pool: Pool, order: Sequence[Key], window: int) -> L
     nearest = {k for _, _, _, k in heapq.nsmallest(_NEAREST, [(-v, pool.messages[k].tag, k[1], k)
                                                                for k, v in pool.meaning.items() if k in pool.messages])
                } if len(pool.meaning) >= _USUAL else set()
-    wanted = asked_for(query.text, query)
-    named = [t for t in query.terms if t not in idf]  # the participants the question names (speakers' names)
+    named = pool.participants(query.terms)
     out = []
     for key in order[:window]:
         message = pool.messages.get(key)
@@ -121,9 +121,9 @@ def rerank(query: Query, pool: Pool, order: Sequence[Key], window: int) -> Tuple
     when = tense(query) if window > 0 else ""
     if not when:
         return list(order), {}
-    said = statements(query, pool, order, window)
-    days = {pool.messages[k].timestamp_ms // _DAY_MS for k in said}  # type: ignore[operator]
     wanted = asked_for(query.text, query)
+    said = statements(query, pool, order, window, wanted)
+    days = {pool.messages[k].timestamp_ms // _DAY_MS for k in said}  # type: ignore[operator]
     if len(days) < 2 or (wanted and len({values(wanted, pool.messages[k].content) for k in said}) < 2):
         return list(order), {}  # one day, or one value said again: nothing replaced anything
     by_time = sorted(said, key=lambda k: (pool.messages[k].timestamp_ms, pool.messages[k].tag, k[1]),

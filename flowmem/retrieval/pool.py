@@ -9,7 +9,7 @@ leaf, never each other: no import circle. A Pool is built by keyword
 from __future__ import annotations
 
 import re
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..storage.rows import ViewRow
 from ..text.tokenize import split_speaker
@@ -63,6 +63,10 @@ class Pool(NamedTuple):
     meaning_only: bool = False  # no message matched in words: every candidate came by meaning (a fallback)
     bursts: bool = False  # some message's turn is more than one message (typed chat; never in a written one)
     asked: Tuple[str, ...] = ()  # the question's terms less its speakers' names: what the meaning channel asked
+
+    def participants(self, terms: Sequence[str]) -> List[str]:
+        """Those of a question's `terms` that are its participants' names: the ones `asked` leaves out."""
+        return [t for t in terms if t not in self.asked]
 
 
 

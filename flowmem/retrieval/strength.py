@@ -88,15 +88,15 @@ def features(query: Query, pool: Pool, order: Sequence[Key]) -> Tuple[float, ...
     usual = cosines[min(19, len(cosines) - 1)] if cosines else 0.0
     wanted = asked_for(query.text, query)
     top = pool.messages.get(first[0]) if first else None
+    named = pool.participants(query.terms)
     wants = 0.0 if not wanted or top is None else (1.0 if holds_asked(wanted, top.content, top.dated) else -1.0)
     return (pool.word_match, pool.unseen, shares[0] if shares else 0.0, max(shares, default=0.0),
-            nearest - usual, nearest, _other_person(query, pool, first), _named_gap(query, pool, idf, total), wants)
+            nearest - usual, nearest, _other_person(named, pool, first), _named_gap(named, pool, idf, total), wants)
 
 
-def _named_gap(query: Query, pool: Pool, idf: Mapping[str, float], total: float) -> float:
+def _named_gap(named: Sequence[str], pool: Pool, idf: Mapping[str, float], total: float) -> float:
     """How much more of the question's idf the best message holds than the best said by a participant
-    the question names (0 when it names none): a question asked of the wrong person."""
-    named = [t for t in query.terms if t not in pool.asked]
+    the question names (`named`; 0 when it names none): a question asked of the wrong person."""
     if not named:
         return 0.0
     best = by_named = 0.0
@@ -109,10 +109,9 @@ def _named_gap(query: Query, pool: Pool, idf: Mapping[str, float], total: float)
     return best - by_named
 
 
-def _other_person(query: Query, pool: Pool, first: Sequence[Key]) -> float:
-    """1.0 when the question names a participant (a term said as a speaker's name) and none of
-    `first` is said by them or holds their name; else 0.0."""
-    named = [t for t in query.terms if t not in pool.asked]  # the question's terms that are speakers' names
+def _other_person(named: Sequence[str], pool: Pool, first: Sequence[Key]) -> float:
+    """1.0 when the question names a participant (`named`: its terms said as speakers' names) and none
+    of `first` is said by them or holds their name; else 0.0."""
     if not named or not first:
         return 0.0
     for key in first:
