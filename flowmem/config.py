@@ -73,8 +73,8 @@ class ServiceSettings:
         200_000, "database", "messages search keeps in memory between searches, one per 2,000 characters of a long "
         "one (about 1.2 KB of RSS per short message)")
     cache_vector_bytes: int = setting(
-        26_000_000, "database", "bytes of users' meaning vectors search keeps in memory (about 1.3 KB a message, "
-        "a user's latest meaning_scan at most)")
+        40_000_000, "database", "bytes of users' meaning vectors search keeps in memory (about 1.3 KB a message "
+        "of a user's latest meaning_scan, 136 bytes one before them)")
     cache_postings_bytes: int = setting(
         40_000_000, "database", "bytes of users' message postings search keeps in memory (about 8 bytes a word, "
         "more for a small user); a user with more is read from the index at every search")

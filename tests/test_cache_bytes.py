@@ -65,16 +65,18 @@ class CacheBytesTest(MemoryTestCase):
                 self.assert_close(held.nbytes, allocated)
 
     def test_a_users_vectors_count_about_the_bytes_they_hold(self):
-        for user, messages, vocabulary in (("few", 200, 2000), ("more", 1200, 2000)):
+        # "older": most of its vectors past a window of 300, held by their first components only.
+        for user, messages, vocabulary, window in (("few", 200, 2000, 5000), ("more", 1200, 2000, 5000),
+                                                   ("older", 1200, 2000, 300)):
             with self.subTest(user=user):
                 self.add_user(user, messages, vocabulary)
 
-                def load(reader, user=user):
+                def load(reader, user=user, window=window):
                     reader.vectors_cache = None  # read whole, as the cache does first
-                    held = reader.held_vectors(reader.user_key(user), meaning.table().dims, 5000)
+                    held = reader.held_vectors(reader.user_key(user), meaning.table().dims, window)
                     held.position(held.keys[0])  # the memo a search fills
                     return held
 
                 held, allocated = self.allocated(load)
-                self.assertGreater(len(held.docs), messages // 2)
+                self.assertGreater(len(held.docs) + len(held.old.docs), messages // 2)
                 self.assert_close(nbytes(held), allocated)

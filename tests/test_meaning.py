@@ -7,7 +7,7 @@ import tempfile
 import unittest
 
 from flowmem.retrieval import meaning as meaning_channel, pipeline
-from flowmem.storage import vectors
+from flowmem.storage import coarse_vectors, vectors
 from flowmem.text import meaning
 from tests.helpers import MemoryTestCase, add_body, matches
 
@@ -71,6 +71,22 @@ class VectorArithmeticTest(unittest.TestCase):
         self.assertEqual(vectors.dot_products(held, query),
                          [sum(q * (b - meaning.OFFSET) for q, b in zip(query, v)) for v in stored[2:]])
 
+    def test_vectors_past_the_window_are_held_by_their_first_components_whichever_way_they_arrived(self):
+        texts = ("a dog", "a cat", "a car", "a tree", "a violin", "stock prices")
+        rows = [(i + 1, 1, i + 1, meaning.message_vector(meaning.text_stems(t))) for i, t in enumerate(texts)]
+        dims = meaning.table().dims
+        at_once = vectors.extended(vectors.empty(dims), {1: 6}, rows, 2)
+        one_by_one = vectors.empty(dims)
+        for n in range(1, 7):
+            one_by_one = vectors.extended(one_by_one, {1: n}, rows[n - 1:n], 2)
+        self.assertEqual(list(at_once.docs), [5, 6])
+        self.assertEqual(list(at_once.old.docs), [1, 2, 3, 4])
+        self.assertEqual((one_by_one.docs, one_by_one.old), (at_once.docs, at_once.old))
+        query = meaning.mean_vector(["dog"])
+        coarse = coarse_vectors.DIMS
+        by_hand = [sum(q * (b - meaning.OFFSET) for q, b in zip(query[:coarse], v[:coarse])) for _, _, _, v in rows[:4]]
+        self.assertEqual(coarse_vectors.nearest(at_once.old, query, 4), sorted(range(4), key=lambda i: -by_hand[i]))
+
     def test_a_process_that_only_opens_lists_and_exports_never_reads_the_word_vectors(self):
         code = ("import sys, tempfile, os; from flowmem.memory import Memory; from flowmem.text import meaning;"
                 "m = Memory(os.path.join(tempfile.mkdtemp(), 'x.db')); m.stats(); m.list_users(); list(m.export());"
@@ -109,6 +125,42 @@ class MeaningSearchTest(MemoryTestCase):
         self.assertEqual(items[0]["content"], "She's a retired racing greyhound")
         self.assertIn("meaning", items[0]["signals"])
         self.assertGreater(items[0]["score"], 0)
+
+    def test_a_message_older_than_the_whole_vectors_is_still_found_through_meaning_with_its_exact_cosine(self):
+        self.memory.add(add_body("u1", "s2", ["Paid the gas bill", "Booked a haircut", "Watered the plants"],
+                                 request_id="r2"))
+        memory = self.open_memory(meaning_scan=3)  # the greyhound is among the six past the window
+        items = self.search("Do I have a dog?", top_k=3, memory=memory)
+        self.assertEqual(items[0]["content"], "She's a retired racing greyhound")
+        whole = self.search("Do I have a dog?", top_k=3)[0]
+        self.assertEqual(items[0]["signals"]["meaning"], whole["signals"]["meaning"])
+
+    def test_messages_past_the_whole_vectors_are_left_out_when_none_are_rescored(self):
+        self.memory.add(add_body("u1", "s2", ["Paid the gas bill", "Booked a haircut", "Watered the plants"],
+                                 request_id="r2"))
+        memory = self.open_memory(meaning_scan=3, meaning_rescore=0)
+        contents = [i["content"] for i in self.search("Do I have a dog?", top_k=3, memory=memory)]
+        self.assertNotIn("She's a retired racing greyhound", contents)
+
+    def test_every_message_past_the_whole_vectors_gets_the_cosine_a_whole_scan_gives_it(self):
+        self.memory.add(add_body("u1", "s2", ["Paid the gas bill", "Booked a haircut", "Watered the plants"],
+                                 request_id="r2"))
+
+        def cosines(memory, scan, rescore):
+            with memory.store.reading() as reader:
+                user = reader.user_key("u1")
+                keys = [(s, p) for s, n in reader.conn.execute("SELECT session_key, n_messages FROM sessions")
+                        for p in range(1, n + 1)]
+                near = meaning_channel.nearness(reader, user, meaning.text_stems("Do I have a dog?"), {}, 20,
+                                                scan, rescore)
+                return near.cosines(keys, reader)
+
+        whole = cosines(self.memory, 100, 0)
+        self.assertEqual(len(whole), 9)
+        self.assertEqual(cosines(self.open_memory(meaning_scan=3, meaning_rescore=1), 3, 1), whole)
+        # With none rescored, the messages past the window are not compared at all: only the 3 whole ones are.
+        self.assertEqual(cosines(self.open_memory(meaning_scan=3, meaning_rescore=0), 3, 0),
+                         {key: value for key, value in whole.items() if key[0] == max(k[0] for k in whole)})
 
     def test_without_the_channel_the_same_question_gets_only_the_latest_messages(self):
         memory = self.open_memory(meaning_pool=0)

@@ -188,7 +188,7 @@ class _Gathering:
                     idf={t: self.scorer.idf(MESSAGE, t) for t in self.wanted if self.scorer.df[(MESSAGE, t)]},
                     feedback=_keyed(self.feedback, found), matched=matched, hits=hits,
                     best_bm25=best_per_message(scores, pool_views), related=_keyed(self.related, found),
-                    typo=_keyed(self.typo, found), meaning=near.cosines(messages), word_match=word_match,
+                    typo=_keyed(self.typo, found), meaning=near.cosines(messages, reader), word_match=word_match,
                     unseen=unseen, meaning_only=self.meaning_only,
                     bursts=any(m.turn is not None for m in messages.values()), asked=tuple(self.asked))
 
@@ -201,7 +201,8 @@ def _nearness(reader: Reader, user_key: int, asked: Sequence[str], scorer: _Scor
         return meaning.NOTHING
     stems = asked if reader.settings.stem else [stem(t) for t in asked]
     idf = {s: scorer.idf(MESSAGE, t) for s, t in zip(stems, asked)}
-    return meaning.nearness(reader, user_key, stems, idf, ranking.meaning_pool, ranking.meaning_scan, keep)
+    return meaning.nearness(reader, user_key, stems, idf, ranking.meaning_pool, ranking.meaning_scan,
+                            ranking.meaning_rescore, keep)
 
 
 def _word_shares(asked: Sequence[str], scorer: _Scorer, hits: Mapping[Key, frozenset]) -> Tuple[float, float]:

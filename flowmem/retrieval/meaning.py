@@ -4,9 +4,11 @@ The question's vector is the idf-weighted mean of its content words' vectors
 (text/meaning.py), the names of the conversation's speakers left out (they are in half
 the messages and say nothing of what is asked); every message's vector was made when it
 was stored. The user's latest `scan` messages are scored against it at once
-(storage/vectors.py: integer dot products over packed columns); the `size` nearest join
-the candidate pool, and every pool message with a vector gets its cosine as the
-`meaning` signal (signals.py).
+(storage/vectors.py: integer dot products over packed columns); every older message by
+its first components (a coarse pass at a bounded cost), the `rescore` nearest of those
+scored again from their stored vectors. The `size` nearest of both join the candidate
+pool, and every pool message scored exactly gets its cosine as the `meaning` signal
+(signals.py).
 
 A question's own words are the better evidence when they find it: a plain fusion of the
 two rankings costs precision. So the meaning signal's weight in the head of the ranking
@@ -20,8 +22,9 @@ import heapq
 import math
 from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+from ..storage import coarse_vectors
 from ..storage.reader import Reader
-from ..storage.vectors import HeldVectors, shifted_dots
+from ..storage.vectors import HeldVectors, empty, extended, shifted_dots
 from ..text import meaning
 from .filters import DocFilter
 
@@ -37,20 +40,31 @@ class Nearness(NamedTuple):
     constant: int
     length: float  # the question vector's length x a text vector's: dot product / length = cosine
     nearest: List[int]  # doc ids of the messages nearest the question, nearest first
+    rescored: Mapping[Key, int]  # of the messages past the whole vectors, those scored exactly: slot as above
+    vector: Sequence[int] = ()  # the question's
 
-    def cosines(self, keys: Iterable[Key]) -> Dict[Key, float]:
-        """The cosine with the question of each of `keys` that was scanned."""
+    def cosines(self, keys: Iterable[Key], reader: Optional[Reader] = None) -> Dict[Key, float]:
+        """The cosine with the question of each of `keys` that has a vector: read from `reader` for
+        those past the whole vectors and not rescored (none without a reader)."""
         out: Dict[Key, float] = {}
         if self.held is None:
             return out
+        unscored = []
         for key in keys:
             i = self.held.position(key)
-            if i is not None:
-                out[key] = (self.slots[i] - self.constant) / self.length
+            slot = self.slots[i] if i is not None else self.rescored.get(key)
+            if slot is not None:
+                out[key] = (slot - self.constant) / self.length
+            elif self.held.old.docs:
+                unscored.append(key)
+        if unscored and reader is not None and self.vector:
+            rows = [(i, *row) for i, row in enumerate(reader.message_vectors_at(unscored))]
+            for slot, _, key in _exact_slots(rows, self.vector, self.held.dims):
+                out[key] = (slot - self.constant) / self.length
         return out
 
 
-NOTHING = Nearness(None, (), 0, 1.0, [])
+NOTHING = Nearness(None, (), 0, 1.0, [], {})
 
 
 def question_vector(stems: Sequence[str], idf: Mapping[str, float]) -> Optional[List[int]]:
@@ -64,9 +78,10 @@ def question_vector(stems: Sequence[str], idf: Mapping[str, float]) -> Optional[
 
 
 def nearness(reader: Reader, user_key: int, stems: Sequence[str], idf: Mapping[str, float], size: int,
-             scan: int, keep: Optional[DocFilter] = None) -> Nearness:
-    """The cosine of the question (its `stems`, weighted by `idf`) with the user's latest `scan` messages,
-    and the `size` nearest of those that `keep` passes (all if None)."""
+             scan: int, rescore: int, keep: Optional[DocFilter] = None) -> Nearness:
+    """The cosine of the question (its `stems`, weighted by `idf`) with the user's messages: the latest
+    `scan` whole, the `rescore` nearest older ones by their first components; and the `size` nearest
+    of all that `keep` passes (all if None)."""
     if size <= 0 or scan <= 0:
         return NOTHING
     vector = question_vector(stems, idf)
@@ -79,12 +94,40 @@ def nearness(reader: Reader, user_key: int, stems: Sequence[str], idf: Mapping[s
     slots = packed.tolist()  # list.index takes a start on Python 3.9, array.index only from 3.10
     length = math.sqrt(sum(c * c for c in vector)) * meaning.TEXT_SCALE
     docs = held.docs
+    best = _passing_best(slots, docs, size, keep)
+    nearest = [docs[i] for i in best]
+    if not held.old.docs or rescore <= 0:  # without a vector, cosines() reads none past the window either
+        return Nearness(held, slots, constant, length, nearest, {})
+    old = _old_nearest(reader, held, vector, rescore, keep)
+    merged = heapq.nlargest(size, [(slots[i], docs[i]) for i in best] + [(slot, doc) for slot, doc, _ in old])
+    rescored = {key: slot for slot, _, key in old}
+    return Nearness(held, slots, constant, length, [doc for _, doc in merged], rescored, vector)
+
+
+def _passing_best(slots: List[int], docs: Sequence[int], size: int, keep: Optional[DocFilter]) -> List[int]:
+    """The positions of the `size` largest of `slots` whose doc `keep` passes, largest (then latest) first."""
     if keep is None:
-        best = _best(slots, size)
-    else:
-        passing = keep.passing(docs)
-        best = heapq.nlargest(size, (i for i in range(len(docs)) if docs[i] in passing), key=lambda i: (slots[i], i))
-    return Nearness(held, slots, constant, length, [docs[i] for i in best])
+        return _best(slots, size)
+    passing = keep.passing(docs)
+    return heapq.nlargest(size, (i for i in range(len(docs)) if docs[i] in passing), key=lambda i: (slots[i], i))
+
+
+def _old_nearest(reader: Reader, held: HeldVectors, vector: Sequence[int], rescore: int,
+                 keep: Optional[DocFilter]) -> List[Tuple[int, int, Key]]:
+    """(slot, doc id, key) of the `rescore` messages past the whole vectors nearest the question by their
+    first components, scored again exactly from their stored vectors (slots as shifted_dots())."""
+    docs = held.old.docs
+    passing = None if keep is None else keep.passing(docs)
+    best = coarse_vectors.nearest(held.old, vector, rescore, passing)
+    return _exact_slots(reader.message_vectors([docs[i] for i in best]), vector, held.dims)
+
+
+def _exact_slots(rows: Sequence[Tuple[int, int, int, Optional[bytes]]], vector: Sequence[int],
+                 dims: int) -> List[Tuple[int, int, Key]]:
+    """(slot as shifted_dots() makes it, doc id, key) of each of `rows` ((doc id, session_key, position,
+    stored vector), doc ids ascending) that has a vector: packed as the whole ones are, so the same slots."""
+    packed = extended(empty(dims), {}, rows, len(rows))  # rows without a vector left out
+    return list(zip(shifted_dots(packed, vector)[0], packed.docs, packed.keys))
 
 
 def _best(slots: List[int], size: int) -> List[int]:

@@ -2,7 +2,7 @@
 
 This is where each of these settings is declared, once (storage.declare.setting()):
 its name, type, default, group and help. The pool's bounds and BM25's parameters
-(bm25_k1 ... meaning_scan) are read by candidates.py and feedback.py, the weights by
+(bm25_k1 ... meaning_rescore) are read by candidates.py and feedback.py, the weights by
 fusion, the rest by the steps after it (pipeline.py). The same name is the setting, the
 FLOWMEM_<NAME> variable, the --<name> flag and the field every step reads: config.Config
 inherits these fields (it is a Ranking with the service's settings added), and
@@ -79,7 +79,10 @@ class Ranking:
     meaning_rrf_k: float = setting(5.0, "ranking", "the meaning signal's own k in weight / (k + rank)")
     tail_weight_meaning: float = setting(0.05, "ranking", "weight of nearness in meaning past the first head_size")
     meaning_pool: int = setting(20, "ranking", "messages nearest in meaning that join the candidates; 0 turns it off")
-    meaning_scan: int = setting(20_000, "ranking", "a user's latest messages compared in meaning: its cost's bound")
+    meaning_scan: int = setting(20_000, "ranking", "a user's latest messages compared in meaning whole; older ones "
+                                "by their first components, the nearest rescored (meaning_rescore)")
+    meaning_rescore: int = setting(200, "ranking", "messages older than meaning_scan's, nearest by their first "
+                                   "components, compared in meaning again whole; 0 compares none of them")
     adjacency_top: int = setting(3, "ranking", "best messages whose neighbours the adjacency ranking brings up")
     candidate_pool: int = setting(
         500, "ranking", "messages a search considers, at most; past it, those with the best BM25")

@@ -123,7 +123,7 @@ class Reader:
         return added
 
     def held_vectors(self, user_key: int, dims: int, limit: int) -> HeldVectors:
-        """The meaning vectors of the user's latest `limit` messages (vectors.py), extended to this snapshot."""
+        """The user's meaning vectors, the latest `limit` whole (vectors.py), extended to this snapshot."""
         n_messages = self.bm25_statistics(user_key).get(MESSAGE, (0, 0))[0]
         load = lambda old: self._extend_vectors(user_key, old, dims, limit)  # noqa: E731
         if self.vectors_cache is None:
@@ -134,13 +134,33 @@ class Reader:
         """`held` (or nothing) extended with the user's messages this snapshot has and it has not."""
         sessions = dict(self.conn.execute("SELECT session_key, n_messages FROM sessions WHERE user_key = ?",
                                           (user_key,)).fetchall())
-        if held is None or held.dims != dims or len(held.docs) > limit or any(
-                sessions.get(key, 0) < n for key, n in held.sessions.items()):
+        if held is None or held.dims != dims or len(held.docs) > limit or (held.old.docs and len(held.docs) < limit) \
+                or any(sessions.get(key, 0) < n for key, n in held.sessions.items()):
             held = no_vectors(dims)  # none yet, another shape, or read from a newer snapshot: start again
         added = self._grown(((key, n, held.sessions.get(key, 0)) for key, n in sessions.items()), "m.meaning")
         if added and held.docs and added[0][0] <= held.docs[-1]:
             return self._extend_vectors(user_key, None, dims, limit)  # ids not above those held: read all again
-        return with_vectors(held, sessions, added[-limit:] if limit else [], limit)
+        return with_vectors(held, sessions, added if limit > 0 else [], limit)
+
+    def message_vectors_at(self, keys: Sequence[Tuple[int, int]]) -> List[Tuple[int, int, Optional[bytes]]]:
+        """(session_key, position, stored meaning vector) of the messages at these keys, keys ascending."""
+        out: List[Tuple[int, int, Optional[bytes]]] = []
+        for chunk in fts.chunks(sorted(set(keys)), fts.MAX_VARIABLES // 2):
+            out += self.conn.execute(
+                "WITH k(s, q) AS (VALUES %s) SELECT m.session_key, m.seq, m.meaning FROM k JOIN messages m"
+                " ON m.session_key = k.s AND m.seq = k.q" % ",".join(["(?, ?)"] * len(chunk)),
+                [v for key in chunk for v in key]).fetchall()
+        return sorted(out)
+
+    def message_vectors(self, doc_ids: Sequence[int]) -> List[Tuple[int, int, int, Optional[bytes]]]:
+        """(doc_id, session_key, position, stored meaning vector) of these message views, doc ids ascending."""
+        out: List[Tuple[int, int, int, Optional[bytes]]] = []
+        for chunk in fts.chunks(sorted(set(doc_ids))):
+            out += self.conn.execute(
+                "SELECT v.doc_id, v.session_key, v.first_seq, m.meaning FROM views v JOIN messages m"
+                " ON m.session_key = v.session_key AND m.seq = v.first_seq WHERE v.doc_id IN (%s)"
+                % ",".join("?" * len(chunk)), chunk).fetchall()
+        return sorted(out)
 
     def message_views(self, user_key: int, doc_ids: Sequence[int]) -> Dict[int, ViewRow]:
         """The user's message views with these doc_ids, by doc_id: views() from memory where held (postings.py)."""

@@ -11,15 +11,20 @@ scores are then `dims` multiplications of a column by a small int, summed onto `
 loops over the messages, not Python ones. `bias` packs, per message, what turns its slot of
 that sum into its dot product plus one constant (shifted_dots()).
 
-Only the latest `limit` messages of the user (by doc id) are held, the bound on a
-search's cost in a heavy memory (Config.meaning_scan). As for postings (postings.py), a
+The latest `limit` messages of the user (by doc id, Config.meaning_scan) are held whole;
+every older one by its first components only (`old`, coarse_vectors.py), so that every
+message is comparable at a bounded cost: search ranks the old ones by those components
+and rescores the nearest from their stored vectors (retrieval/meaning.py; measured in
+docs/meaning.md). A vector leaving the window keeps its slots of the first columns,
+moved by masks and shifts, not unpacked. As for postings (postings.py), a
 user's messages only grow, so an entry is extended with the messages added since, read
 from the sessions that grew; a deletion makes the Store forget the user's entry.
 Each extension makes a new HeldVectors: a search reading an older one is never changed
 under it. What an entry holds in memory (nbytes(), what counts against the cache's bound):
 its components' slots, `dims` x SLOT bits a vector, and VECTOR_BYTES more a vector (its doc
 id, its key and its place in the positions memo), measured with tracemalloc
-(tests/test_cache_bytes.py, docs/caches.md): about 1.3 KB a vector at 256 dimensions.
+(tests/test_cache_bytes.py, docs/caches.md): about 1.3 KB a vector at 256 dimensions, and
+136 bytes one past the window.
 """
 from __future__ import annotations
 
@@ -27,6 +32,8 @@ from array import array
 from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ..text.meaning import OFFSET, SLOT, pack, unpack
+from . import coarse_vectors
+from .coarse_vectors import OldVectors
 
 Key = Tuple[int, int]  # (session_key, position in session)
 
@@ -42,6 +49,7 @@ class HeldVectors(NamedTuple):
     columns: Tuple[int, ...]  # and, per component, that component of each, packed (the module's docstring)
     bias: int  # packed, BIAS - OFFSET x the sum of each one's stored components (shifted_dots())
     positions: Dict[Key, int]  # a memo, filled by position(): where each message is, in the order held
+    old: OldVectors  # the messages older than those above, by their first components
 
     def position(self, key: Key) -> Optional[int]:
         """Where message `key` is in the order held; None if it is not held."""
@@ -57,45 +65,55 @@ SESSION_BYTES = 100  # a session's entry in `sessions`
 
 def nbytes(held: HeldVectors) -> int:
     """What `held` holds in memory, estimated (the module's docstring)."""
-    return len(held.docs) * ((held.dims + 1) * SLOT // 8 + VECTOR_BYTES) + len(held.sessions) * SESSION_BYTES
+    whole = len(held.docs) * ((held.dims + 1) * SLOT // 8 + VECTOR_BYTES)
+    return whole + coarse_vectors.nbytes(held.old) + len(held.sessions) * SESSION_BYTES
 
 
 def empty(dims: int) -> HeldVectors:
-    return HeldVectors(0, {}, dims, array("q"), (), (0,) * dims, 0, {})
+    return HeldVectors(0, {}, dims, array("q"), (), (0,) * dims, 0, {}, coarse_vectors.empty(dims))
 
 
-def extended(held: HeldVectors, sessions: Mapping[int, int], added: Sequence[Tuple[int, int, int, bytes]],
+def extended(held: HeldVectors, sessions: Mapping[int, int], added: Sequence[Tuple[int, int, int, Optional[bytes]]],
              limit: int) -> HeldVectors:
     """`held` with the vectors `added` ((doc_id, session_key, position, stored vector), doc ids ascending and
-    above every doc id held), now holding `sessions`' messages; only the latest `limit` vectors are kept."""
+    above every doc id held), now holding `sessions`' messages; the latest `limit` are held whole, the
+    older ones by their first components (the module's docstring)."""
     dims = held.dims
-    added = [row for row in added if row[3] is not None and len(row[3]) == dims]
+    rows = [(doc, session, position, v) for doc, session, position, v in added if v is not None and len(v) == dims]
     n_messages = sum(sessions.values())
-    if not added:
+    if not rows:
         return held._replace(n_messages=n_messages, sessions=dict(sessions))
-    new = b"".join(row[3] for row in added)
+    over = len(rows) - limit
+    if over > 0:  # every vector held leaves the window, and the oldest added never enter it
+        held = _aged(held, len(held.docs))
+        held = held._replace(old=coarse_vectors.with_rows(held.old, rows[:over]))
+        rows = rows[over:]
+    new = b"".join(row[3] for row in rows)
     width = len(held.docs) * SLOT
-    columns = tuple(old | (pack(new[i::dims]) << width) for i, old in enumerate(held.columns))
-    docs = held.docs + array("q", [row[0] for row in added])
-    keys = list(held.keys) + [(row[1], row[2]) for row in added]
-    bias = held.bias | (_packed_slots([BIAS - OFFSET * sum(row[3]) for row in added]) << width)
-    out = HeldVectors(n_messages, dict(sessions), dims, docs, keys, columns, bias, {})
-    return _latest(out, limit)
+    packed = [pack(new[i::dims]) for i in range(dims)]
+    columns = tuple(old | (c << width) for old, c in zip(held.columns, packed)) if width else tuple(packed)
+    docs = held.docs + array("q", [row[0] for row in rows])
+    keys = list(held.keys) + [(row[1], row[2]) for row in rows]
+    # Each slot of sum(packed) is at most 255 x dims: OFFSET times it is below BIAS, so no slot borrows.
+    bias = held.bias | ((int.from_bytes(BIAS.to_bytes(4, "little") * len(rows), "little") - OFFSET * sum(packed))
+                        << width)
+    out = held._replace(n_messages=n_messages, sessions=dict(sessions), docs=docs, keys=keys, columns=columns,
+                        bias=bias, positions={})
+    return _aged(out, len(docs) - limit)
 
 
-def _packed_slots(values: Sequence[int]) -> int:
-    """Non-negative ints below 2**32, one a SLOT-bit slot, first lowest."""
-    return int.from_bytes(b"".join(v.to_bytes(4, "little") for v in values), "little")
-
-
-def _latest(held: HeldVectors, limit: int) -> HeldVectors:
-    """`held` without its oldest vectors past `limit`."""
-    drop = len(held.docs) - limit
+def _aged(held: HeldVectors, drop: int) -> HeldVectors:
+    """`held` with its oldest `drop` whole vectors moved past the window: their first columns' slots
+    (the lowest ones) join the old columns, above those there."""
     if drop <= 0:
         return held
-    columns = tuple(column >> (SLOT * drop) for column in held.columns)  # the oldest slots are the lowest
-    return held._replace(docs=held.docs[drop:], keys=held.keys[drop:], columns=columns,
-                         bias=held.bias >> (SLOT * drop), positions={})
+    bits = SLOT * drop
+    mask = (1 << bits) - 1
+    moved = [column & mask for column in held.columns[:held.old.dims]]
+    old = coarse_vectors.joined(held.old, held.docs[:drop], moved)
+    columns = tuple(column >> bits for column in held.columns)
+    return held._replace(docs=held.docs[drop:], keys=held.keys[drop:], columns=columns, bias=held.bias >> bits,
+                         positions={}, old=old)
 
 
 def shifted_dots(held: HeldVectors, query: Sequence[int]) -> Tuple["array[int]", int]:
