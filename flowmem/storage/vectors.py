@@ -1,15 +1,13 @@
 """A user's meaning vectors in memory, laid out for scoring them all against one question at once.
 
 Each message's meaning vector (text/meaning.py) is stored beside its tokens (writer.py).
-Search compares the question's vector with every one of the user's recent messages'
+Search compares the question's vector with every one of the user's messages'
 (retrieval/meaning.py). Read from SQLite and compared in a Python loop, that would cost a
-row and 128 multiplications per message; instead the vectors are held per user
-(vectors_cache in the Store, bounded_cache.py) as *columns*: for each of the `dims`
-components, one Python int packing that component of every message held, each in its
-own meaning.SLOT-bit slot (offset by meaning.OFFSET, so non-negative). A question's
-scores are then `dims` multiplications of a column by a small int, summed onto `bias`: C
-loops over the messages, not Python ones. `bias` packs, per message, what turns its slot of
-that sum into its dot product plus one constant (shifted_dots()).
+row and 256 multiplications per message; instead the vectors are held per user
+(vectors_cache in the Store, bounded_cache.py) as *columns* in blocks (packed_blocks.py):
+for each component, one Python int packing that component of every message of a block,
+each in its own slot. A question's scores are then a multiplication of each column by a
+small int, summed: C loops over the messages, not Python ones (shifted_dots()).
 
 The latest `limit` messages of the user (by doc id, Config.meaning_scan) are held whole;
 every older one by its first components only (`old`, coarse_vectors.py), so that every
@@ -31,9 +29,10 @@ from __future__ import annotations
 from array import array
 from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from ..text.meaning import OFFSET, SLOT, pack, unpack
-from . import coarse_vectors
+from ..text.meaning import SLOT, pack
+from . import coarse_vectors, packed_blocks
 from .coarse_vectors import OldVectors
+from .packed_blocks import Blocks
 
 Key = Tuple[int, int]  # (session_key, position in session)
 
@@ -46,8 +45,7 @@ class HeldVectors(NamedTuple):
     dims: int
     docs: "array[int]"  # the message views' doc ids, ascending; then, in the same order:
     keys: Sequence[Key]  # their messages,
-    columns: Tuple[int, ...]  # and, per component, that component of each, packed (the module's docstring)
-    bias: int  # packed, BIAS - OFFSET x the sum of each one's stored components (shifted_dots())
+    blocks: Blocks  # and their vectors, packed (packed_blocks.py)
     positions: Dict[Key, int]  # a memo, filled by position(): where each message is, in the order held
     old: OldVectors  # the messages older than those above, by their first components
 
@@ -58,7 +56,6 @@ class HeldVectors(NamedTuple):
         return self.positions.get(key)
 
 
-BIAS = 1 << 31  # added to every slot of shifted_dots(): dot products are within +-2**31 less OFFSET x 2**16 x dims
 VECTOR_BYTES = 240  # a vector's doc id, key ((session, position) in a list) and memo entry, beside its slots
 SESSION_BYTES = 100  # a session's entry in `sessions`
 
@@ -70,7 +67,7 @@ def nbytes(held: HeldVectors) -> int:
 
 
 def empty(dims: int) -> HeldVectors:
-    return HeldVectors(0, {}, dims, array("q"), (), (0,) * dims, 0, {}, coarse_vectors.empty(dims))
+    return HeldVectors(0, {}, dims, array("q"), (), (), {}, coarse_vectors.empty(dims))
 
 
 def extended(held: HeldVectors, sessions: Mapping[int, int], added: Sequence[Tuple[int, int, int, Optional[bytes]]],
@@ -89,41 +86,32 @@ def extended(held: HeldVectors, sessions: Mapping[int, int], added: Sequence[Tup
         held = held._replace(old=coarse_vectors.with_rows(held.old, rows[:over]))
         rows = rows[over:]
     new = b"".join(row[3] for row in rows)
-    width = len(held.docs) * SLOT
-    packed = [pack(new[i::dims]) for i in range(dims)]
-    columns = tuple(old | (c << width) for old, c in zip(held.columns, packed)) if width else tuple(packed)
+    blocks = packed_blocks.appended(held.blocks, dims, [pack(new[i::dims]) for i in range(dims)], len(rows))
     docs = held.docs + array("q", [row[0] for row in rows])
     keys = list(held.keys) + [(row[1], row[2]) for row in rows]
-    # Each slot of sum(packed) is at most 255 x dims: OFFSET times it is below BIAS, so no slot borrows.
-    bias = held.bias | ((int.from_bytes(BIAS.to_bytes(4, "little") * len(rows), "little") - OFFSET * sum(packed))
-                        << width)
-    out = held._replace(n_messages=n_messages, sessions=dict(sessions), docs=docs, keys=keys, columns=columns,
-                        bias=bias, positions={})
+    out = held._replace(n_messages=n_messages, sessions=dict(sessions), docs=docs, keys=keys, blocks=blocks,
+                        positions={})
     return _aged(out, len(docs) - limit)
 
 
 def _aged(held: HeldVectors, drop: int) -> HeldVectors:
-    """`held` with its oldest `drop` whole vectors moved past the window: their first columns' slots
-    (the lowest ones) join the old columns, above those there."""
+    """`held` with its oldest `drop` whole vectors moved past the window: their first columns' slots join
+    the old ones (coarse_vectors.py), above those there."""
     if drop <= 0:
         return held
-    bits = SLOT * drop
-    mask = (1 << bits) - 1
-    moved = [column & mask for column in held.columns[:held.old.dims]]
-    old = coarse_vectors.joined(held.old, held.docs[:drop], moved)
-    columns = tuple(column >> bits for column in held.columns)
-    return held._replace(docs=held.docs[drop:], keys=held.keys[drop:], columns=columns, bias=held.bias >> bits,
-                         positions={}, old=old)
+    blocks, gone = packed_blocks.without_oldest(held.blocks, drop, held.old.dims)
+    old, start = held.old, 0
+    for size, columns in gone:
+        old = coarse_vectors.joined(old, held.docs[start:start + size], columns)
+        start += size
+    return held._replace(docs=held.docs[drop:], keys=held.keys[drop:], blocks=blocks, positions={}, old=old)
 
 
 def shifted_dots(held: HeldVectors, query: Sequence[int]) -> Tuple["array[int]", int]:
     """(the integer dot product of the int8 vector `query` with every vector held, plus a constant, in the
     order held; that constant): ordering the first orders the dot products, with no Python loop over them."""
-    total = held.bias
-    for weight, column in zip(query, held.columns):
-        total += (weight + OFFSET) * column
-    # Each slot is sum((q + OFFSET) * (v + OFFSET)) + BIAS - OFFSET * sum(v + OFFSET) = q.v + OFFSET * sum(q) + BIAS.
-    return unpack(total, len(held.docs)), BIAS + OFFSET * sum(query)
+    sums = packed_blocks.sums(held.blocks, query)
+    return packed_blocks.scores(held.blocks, sums), packed_blocks.constant(query, held.dims)
 
 
 def dot_products(held: HeldVectors, query: Sequence[int]) -> List[int]:
