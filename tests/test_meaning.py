@@ -153,7 +153,7 @@ class MeaningSearchTest(MemoryTestCase):
                         for p in range(1, n + 1)]
                 near = meaning_channel.nearness(reader, user, meaning.text_stems("Do I have a dog?"), {}, 20,
                                                 scan, rescore)
-                return near.cosines(keys, reader)
+                return near.cosines(keys, reader, set(keys))
 
         whole = cosines(self.memory, 100, 0)
         self.assertEqual(len(whole), 9)

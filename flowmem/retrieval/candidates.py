@@ -181,14 +181,18 @@ class _Gathering:
         pool_views.update(nearby)
         matched = sorted((v.session_key, v.first) for v in found.values())
         turns = context.turns_around(reader, found, best[:context.TURNS_AROUND], view_keep)
-        messages = _messages(reader, pool_views, set(matched), turns)
+        matched_keys = set(matched)
+        messages = _messages(reader, pool_views, matched_keys, turns)
         hits = _hits(self.wanted, self.tf, found)
         word_match, unseen = _word_shares(self.asked, self.scorer, hits)
+        # Past the whole vectors only the messages the words found get their cosine read: reading the
+        # others' too cost a heavy user more than it gave (docs/meaning.md).
+        cosines = near.cosines(messages, reader, matched_keys)
         return Pool(messages=messages, views=pool_views, view_bm25=scores, option_view_bm25=self.option_scores,
                     idf={t: self.scorer.idf(MESSAGE, t) for t in self.wanted if self.scorer.df[(MESSAGE, t)]},
                     feedback=_keyed(self.feedback, found), matched=matched, hits=hits,
                     best_bm25=best_per_message(scores, pool_views), related=_keyed(self.related, found),
-                    typo=_keyed(self.typo, found), meaning=near.cosines(messages, reader), word_match=word_match,
+                    typo=_keyed(self.typo, found), meaning=cosines, word_match=word_match,
                     unseen=unseen, meaning_only=self.meaning_only,
                     bursts=any(m.turn is not None for m in messages.values()), asked=tuple(self.asked))
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Container, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ..storage import coarse_vectors
 from ..storage.reader import Reader
@@ -43,9 +43,10 @@ class Nearness(NamedTuple):
     rescored: Mapping[Key, int]  # of the messages past the whole vectors, those scored exactly: slot as above
     vector: Sequence[int] = ()  # the question's
 
-    def cosines(self, keys: Iterable[Key], reader: Optional[Reader] = None) -> Dict[Key, float]:
-        """The cosine with the question of each of `keys` that has a vector: read from `reader` for
-        those past the whole vectors and not rescored (none without a reader)."""
+    def cosines(self, keys: Iterable[Key], reader: Optional[Reader] = None,
+                read: Container[Key] = ()) -> Dict[Key, float]:
+        """The cosine with the question of each of `keys` that has a vector: of those past the whole
+        vectors and not rescored, only those in `read`, their vectors read from `reader`."""
         out: Dict[Key, float] = {}
         if self.held is None:
             return out
@@ -55,7 +56,7 @@ class Nearness(NamedTuple):
             slot = self.slots[i] if i is not None else self.rescored.get(key)
             if slot is not None:
                 out[key] = (slot - self.constant) / self.length
-            elif self.held.old.docs:
+            elif key in read:
                 unscored.append(key)
         if unscored and reader is not None and self.vector:
             rows = [(i, *row) for i, row in enumerate(reader.message_vectors_at(unscored))]
