@@ -73,8 +73,8 @@ class ServiceSettings:
         200_000, "database", "messages search keeps in memory between searches, one per 2,000 characters of a long "
         "one (about 1.2 KB of RSS per short message)")
     cache_vector_bytes: int = setting(
-        40_000_000, "database", "bytes of users' meaning vectors search keeps in memory (about 1.3 KB a message "
-        "of a user's latest meaning_scan, 136 bytes one before them)")
+        40_000_000, "database", "bytes of users' meaning vectors search keeps in memory (about 1.0 KB a message "
+        "of a user's latest meaning_scan, 107 bytes one before them)")
     cache_postings_bytes: int = setting(
         40_000_000, "database", "bytes of users' message postings search keeps in memory (about 8 bytes a word, "
         "more for a small user); a user with more is read from the index at every search")
@@ -186,7 +186,7 @@ def _parse(field: dataclasses.Field, raw: str) -> Any:
 # (silently ignored, a bound an operator set would be gone without a word).
 RETIRED = {
     "cache_words": "cache_postings_bytes, a bound in bytes (about 7.5 bytes a word held: docs/caches.md)",
-    "cache_vectors": "cache_vector_bytes, a bound in bytes (about 1.3 KB a vector held: docs/caches.md)",
+    "cache_vectors": "cache_vector_bytes, a bound in bytes (about 1.0 KB a vector held: docs/caches.md)",
 }
 
 

@@ -3,7 +3,7 @@ import random
 import unittest
 from array import array
 
-from flowmem.storage import coarse_vectors
+from flowmem.storage import coarse_vectors, packed_blocks
 from flowmem.text import meaning
 
 DIMS = 256
@@ -51,7 +51,7 @@ class CoarseVectorsTest(unittest.TestCase):
             chunk = rows[start:start + 1234]
             kept = b"".join(row[3][:coarse_vectors.DIMS] for row in chunk)
             in_pieces = coarse_vectors.joined(in_pieces, array("q", [row[0] for row in chunk]),
-                                              [meaning.pack(kept[i::coarse_vectors.DIMS])
+                                              [packed_blocks.pack(kept[i::coarse_vectors.DIMS])
                                                for i in range(coarse_vectors.DIMS)])
         self.assertEqual(in_pieces, at_once)
         self.assertEqual([b.size for b in at_once.blocks], [4096, len(rows) - 4096])

@@ -15,7 +15,7 @@ def vectors(n, seed):
 
 def packed(rows, dims=DIMS):
     joined = b"".join(row[:dims] for row in rows)
-    return [meaning.pack(joined[i::dims]) for i in range(dims)]
+    return [packed_blocks.pack(joined[i::dims]) for i in range(dims)]
 
 
 def dots(rows, query):
@@ -38,6 +38,15 @@ class PackedBlocksTest(unittest.TestCase):
         self.assertEqual([b.size for b in at_once], [4096, 4096, 808])
         query = [random.Random(2).randrange(-127, 128) for _ in range(DIMS)]
         self.assertEqual(self.scored(at_once, query), dots(rows, query))
+
+    def test_the_largest_and_smallest_dot_products_of_256_components_fit_their_slots(self):
+        rows = [bytes([0]) * 256, bytes([255]) * 256, bytes([0, 255]) * 128]
+        blocks = packed_blocks.appended((), 256, packed(rows, 256), len(rows))
+        for query in ([127] * 256, [-128] * 256, [127, -128] * 128):
+            with self.subTest(query=query[:2]):
+                constant = packed_blocks.constant(query, 256)
+                got = [s - constant for s in packed_blocks.scores(blocks, packed_blocks.sums(blocks, query))]
+                self.assertEqual(got, dots(rows, query))
 
     def test_the_oldest_leave_with_their_first_components_and_the_rest_score_as_before(self):
         rows = vectors(9000, 3)

@@ -19,14 +19,13 @@ import heapq
 from array import array
 from typing import List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from ..text.meaning import SLOT, pack
 from . import packed_blocks
-from .packed_blocks import Block, Blocks
+from .packed_blocks import SLOT, Block, Blocks, pack
 
 DIMS = 32  # components kept of a vector past the window (docs/meaning.md: what each number kept)
 STRIDE = 8  # every STRIDE-th score is sampled for the threshold
 PASSING = 1.5  # the threshold is set for about PASSING x count scores
-THRESHOLD_BIT = 24  # a score less the threshold, plus 2**24, is below 2**25: its bit 24 is set iff it passed
+THRESHOLD_BIT = 22  # a score less the threshold, plus 2**22, is below 2**23: its bit 22 is set iff it passed
 BYTES = 8  # a vector's doc id, beside its slots
 
 
@@ -82,15 +81,17 @@ def _passed(sums: Sequence[int], blocks: Sequence[Block], flat: "array[int]", co
     found: List[int] = []
     start = 0
     for total, block in zip(sums, blocks):
-        # Every slot is within 2**22 of the threshold (packed_blocks.BIAS): less (threshold - 2**24), no slot
-        # borrows, and bit 24 is set iff the slot was at least the threshold.
-        below = (threshold - (1 << THRESHOLD_BIT)).to_bytes(4, "little") * block.size
-        bit = (1 << THRESHOLD_BIT).to_bytes(4, "little") * block.size
+        # With DIMS components every slot is within 2**21 of the threshold (packed_blocks.BIAS): less
+        # (threshold - 2**22), no slot borrows, and bit 22 is set iff the slot was at least the threshold.
+        width = SLOT // 8
+        below = (threshold - (1 << THRESHOLD_BIT)).to_bytes(width, "little") * block.size
+        bit = (1 << THRESHOLD_BIT).to_bytes(width, "little") * block.size
         marks = (total - int.from_bytes(below, "little")) & int.from_bytes(bit, "little")
-        tops = marks.to_bytes(4 * block.size, "little")[THRESHOLD_BIT // 8::4]
-        at = tops.find(1)
+        tops = marks.to_bytes(width * block.size, "little")[THRESHOLD_BIT // 8::width]
+        mark = 1 << (THRESHOLD_BIT % 8)
+        at = tops.find(mark)
         while at >= 0:
             found.append(start + at)
-            at = tops.find(1, at + 1)
+            at = tops.find(mark, at + 1)
         start += block.size
     return found

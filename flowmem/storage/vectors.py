@@ -21,18 +21,17 @@ Each extension makes a new HeldVectors: a search reading an older one is never c
 under it. What an entry holds in memory (nbytes(), what counts against the cache's bound):
 its components' slots, `dims` x SLOT bits a vector, and VECTOR_BYTES more a vector (its doc
 id, its key and its place in the positions memo), measured with tracemalloc
-(tests/test_cache_bytes.py, docs/caches.md): about 1.3 KB a vector at 256 dimensions, and
-136 bytes one past the window.
+(tests/test_cache_bytes.py, docs/caches.md): about 1.0 KB a vector at 256 dimensions, and
+107 bytes one past the window.
 """
 from __future__ import annotations
 
 from array import array
 from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from ..text.meaning import SLOT, pack
 from . import coarse_vectors, packed_blocks
 from .coarse_vectors import OldVectors
-from .packed_blocks import Blocks
+from .packed_blocks import SLOT, Blocks, pack
 
 Key = Tuple[int, int]  # (session_key, position in session)
 
