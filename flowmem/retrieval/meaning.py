@@ -22,7 +22,7 @@ import heapq
 import math
 from typing import Container, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from ..storage import coarse_vectors
+from ..storage import coarse_vectors, packed_blocks
 from ..storage.reader import Reader
 from ..storage.vectors import HeldVectors, empty, extended, shifted_dots
 from ..text import meaning
@@ -107,10 +107,7 @@ def nearness(reader: Reader, user_key: int, stems: Sequence[str], idf: Mapping[s
 
 def _passing_best(slots: List[int], docs: Sequence[int], size: int, keep: Optional[DocFilter]) -> List[int]:
     """The positions of the `size` largest of `slots` whose doc `keep` passes, largest (then latest) first."""
-    if keep is None:
-        return _best(slots, size)
-    passing = keep.passing(docs)
-    return heapq.nlargest(size, (i for i in range(len(docs)) if docs[i] in passing), key=lambda i: (slots[i], i))
+    return _best(slots, size) if keep is None else packed_blocks.largest(slots, size, docs, keep.passing(docs))
 
 
 def _old_nearest(reader: Reader, held: HeldVectors, vector: Sequence[int], rescore: int,

@@ -67,10 +67,7 @@ def nearest(old: OldVectors, query: Sequence[int], count: int, passing: Optional
         found = _passed(sums, old.blocks, flat, count)
         if len(found) >= count:
             return heapq.nlargest(count, found, key=lambda i: (flat[i], i))
-    latest_first = range(len(flat) - 1, -1, -1)
-    docs = old.docs
-    return heapq.nlargest(count, latest_first if passing is None else (i for i in latest_first if docs[i] in passing),
-                          key=flat.__getitem__)
+    return packed_blocks.largest(flat, count, old.docs, passing)
 
 
 def _passed(sums: Sequence[int], blocks: Sequence[Block], flat: "array[int]", count: int) -> List[int]:

@@ -18,9 +18,10 @@ multiplications' cost follows the ints' length (a quarter less time and memory t
 """
 from __future__ import annotations
 
+import heapq
 import sys
 from array import array
-from typing import List, NamedTuple, Sequence, Tuple
+from typing import Container, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..text.meaning import OFFSET
 
@@ -121,3 +122,11 @@ def scores(blocks: Blocks, packed: Sequence[int]) -> "array[int]":
 def constant(query: Sequence[int], dims: int) -> int:
     """What sums() adds to each dot product with `query`'s first `dims` components."""
     return BIAS + OFFSET * sum(query[:dims])
+
+
+def largest(scores: Sequence[int], count: int, docs: Sequence[int], passing: Optional[Container[int]]) -> List[int]:
+    """The positions of the `count` largest of `scores` whose doc (`docs`, in the same order) `passing`
+    holds (all if None), largest first, the later of equal ones first: a key per position."""
+    latest_first = range(len(scores) - 1, -1, -1)
+    return heapq.nlargest(count, latest_first if passing is None else (i for i in latest_first if docs[i] in passing),
+                          key=scores.__getitem__)
