@@ -219,8 +219,8 @@ def _word_shares(asked: Sequence[str], scorer: _Scorer, hits: Mapping[Key, froze
     total = sum(weights)
     if total <= 0:
         return 0.0, 0.0
-    best = max((sum(w for t, w in zip(asked, weights) if t in present) for present in hits.values()),
-               default=0.0)
+    best = max((sum(w for t, w in zip(asked, weights) if t in present) for present in set(hits.values())),
+               default=0.0)  # each distinct set of terms once: a pool's messages hold few
     unseen = sum(w for t, w in zip(asked, weights) if not scorer.df[(MESSAGE, t)])
     return best / total, unseen / total
 
@@ -358,6 +358,7 @@ def _messages(reader: Reader, views: Mapping[int, ViewRow], matched: Set[Key],
     for session_key, more in turns.items():
         positions[session_key].update(more)
     out: Dict[Key, Message] = {}
+    new = tuple.__new__
     for session_key in sorted(positions):
         view = some_view[session_key]
         session = reader.session(view)
@@ -366,7 +367,7 @@ def _messages(reader: Reader, views: Mapping[int, ViewRow], matched: Set[Key],
         for seq in sorted(positions[session_key]):
             key = (session_key, seq)
             speaker, timestamp, tokens, spans = features[seq]
-            out[key] = Message(key, session_id, tag, speaker, timestamp,
-                               tokens if key in matched else (), spans, rows[seq].content,
-                               turn_of.get(seq))
+            # tuple.__new__, not Message(): a namedtuple's own __new__ is one more Python call a message
+            out[key] = new(Message, (key, session_id, tag, speaker, timestamp, tokens if key in matched else (),
+                                     spans, rows[seq].content, turn_of.get(seq)))
     return out

@@ -114,6 +114,8 @@ class _MeaningRanks:
         self.cosines = cosines
         self.order_key = order_key
         self.ascending = sorted(cosines.values())
+        self.groups: Optional[Dict[float, List[Key]]] = None  # cosine -> the messages that have it
+        self.sorted_groups: Dict[float, List[Tuple[str, int]]] = {}  # cosine -> their order keys, sorted
 
     def rank(self, key: Key) -> Optional[int]:
         cosine = self.cosines.get(key)
@@ -121,10 +123,22 @@ class _MeaningRanks:
             return None
         above = len(self.ascending) - bisect.bisect_right(self.ascending, cosine)
         equal = bisect.bisect_right(self.ascending, cosine) - bisect.bisect_left(self.ascending, cosine)
-        if equal > 1:  # rare: count the equal ones with a smaller key
-            mine = self.order_key(key)
-            above += sum(1 for k, v in self.cosines.items() if v == cosine and self.order_key(k) < mine)
+        if equal > 1:  # count the equal ones with a smaller key
+            above += bisect.bisect_left(self._tied(cosine), self.order_key(key))
         return above + 1
+
+    def _tied(self, cosine: float) -> List[Tuple[str, int]]:
+        """The order keys of the messages whose cosine is `cosine`, sorted: the pool grouped by cosine once,
+        at the first tie, each group sorted when first asked. A heavy user's pool holds many ties (a message
+        said again), and a walk of the pool per tie was the largest cost of its rerank (docs/results.md)."""
+        if self.groups is None:
+            self.groups = {}
+            for k, v in self.cosines.items():
+                self.groups.setdefault(v, []).append(k)
+        tied = self.sorted_groups.get(cosine)
+        if tied is None:
+            tied = self.sorted_groups[cosine] = sorted(map(self.order_key, self.groups[cosine]))
+        return tied
 
     def nth(self, n: int) -> float:
         """The n-th largest cosine (the smallest if fewer); 0 without any."""

@@ -97,12 +97,21 @@ def coverage(query: Query, pool: Pool) -> Dict[Key, float]:
     total = sum(pool.idf.get(t, 0.0) for t in query.terms)
     if total <= 0:
         return {}
+    # Summed in question order: a float sum in set order would differ with PYTHONHASHSEED.
+    return _by_term_set(pool, lambda present: sum(pool.idf.get(t, 0.0) for t in query.terms if t in present) / total)
+
+
+def _by_term_set(pool: Pool, value: Callable[[frozenset], float]) -> Dict[Key, float]:
+    """{message: value(the question terms it holds)} where that is not 0, each distinct set of terms valued
+    once: a pool's messages hold few."""
+    values: Dict[frozenset, float] = {}
     out = {}
     for key, present in pool.hits.items():
-        # Summed in question order: a float sum in set order would differ with PYTHONHASHSEED.
-        got = sum(pool.idf.get(t, 0.0) for t in query.terms if t in present)
-        if got > 0:
-            out[key] = got / total
+        got = values.get(present)
+        if got is None:
+            got = values[present] = value(present)
+        if got:
+            out[key] = got
     return out
 
 
@@ -133,13 +142,8 @@ def names(query: Query, pool: Pool) -> Dict[Key, float]:
     wanted = [n for n in query.names if pool.idf.get(n, 0.0) > 0 and not _a_speaker(n, speakers)]
     if not wanted:
         return {}
-    out = {}
-    for key, present in pool.hits.items():
-        # Summed in question order: a float sum in set order would differ with PYTHONHASHSEED.
-        found = sum(pool.idf[n] for n in wanted if n in present)
-        if found:
-            out[key] = found
-    return out
+    # Summed in question order: a float sum in set order would differ with PYTHONHASHSEED.
+    return _by_term_set(pool, lambda present: sum(pool.idf[n] for n in wanted if n in present))
 
 
 def _speakers(pool: Pool) -> Set[str]:

@@ -100,8 +100,11 @@ def _named_gap(named: Sequence[str], pool: Pool, idf: Mapping[str, float], total
     if not named:
         return 0.0
     best = by_named = 0.0
+    shares: Dict[frozenset, float] = {}  # summed once per distinct set of terms
     for key, hits in pool.hits.items():
-        share = math.fsum(idf[t] for t in hits if t in idf) / total
+        share = shares.get(hits)
+        if share is None:
+            share = shares[hits] = math.fsum(idf[t] for t in hits if t in idf) / total
         best = max(best, share)
         message = pool.messages.get(key)
         if message is not None and any(t in message.speaker for t in named):
