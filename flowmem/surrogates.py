@@ -47,6 +47,10 @@ def first_unpaired(value: Any, field: str = "") -> Optional[Tuple[str, str, str]
     `field` names `value` itself ("" for a request body: its keys are then fields of their own).
     A bad key is named by the object holding it (or, at the top, by its escaped name).
     """
+    if isinstance(value, str):
+        return (field or "value", NOT_UNICODE, value) if unpaired(value) else None
+    if _encodes(value):
+        return None  # the common case, checked in C: only a value that fails is walked to find where
     stack: List[Tuple[str, Any]] = [(field, value)]
     while stack:  # no recursion: a client's nesting is bounded where JSON is read, a Python caller's is not
         path, item = stack.pop()
@@ -65,6 +69,16 @@ def first_unpaired(value: Any, field: str = "") -> Optional[Tuple[str, str, str]
         elif isinstance(item, (list, tuple)):
             stack.extend(reversed([("%s[%d]" % (path, i), child) for i, child in enumerate(item)]))
     return None
+
+
+def _encodes(value: Any) -> bool:
+    """Whether `value` is JSON whose every key and string has a UTF-8 encoding (False when that is not
+    known: a value json cannot write, or nested past its recursion, is walked instead)."""
+    try:
+        json.dumps(value, ensure_ascii=False, check_circular=False).encode("utf-8")
+    except (UnicodeEncodeError, TypeError, ValueError, RecursionError):
+        return False
+    return True
 
 
 def refuse_unpaired(value: Any, field: str = "") -> None:
