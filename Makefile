@@ -15,7 +15,7 @@ E2E_TESTS = tests.test_cli_process tests.test_client tests.test_client_bounds te
 	tests.test_client_wire tests.test_evalkit_process tests.test_hash_seeds tests.test_http_hostile \
 	tests.test_http_server tests.test_integrations_import tests.test_live_db tests.test_mcp_wire \
 	tests.test_metrics_server tests.test_page_bytes_server tests.test_pyz tests.test_readme_examples \
-	tests.test_tools_data tests.test_tuning tests.test_unclosed_exit
+	tests.test_tools_data tests.test_tuning tests.test_unclosed_exit tests.test_embedder_http
 # The cluster tests (routing, replication, moving a user): real HAProxy and Litestream.
 CLUSTER_TESTS = $(patsubst %.py,%,$(subst /,.,$(wildcard tests/test_cluster*.py tests/test_replication.py tests/test_move_user.py tests/test_rebalance.py)))
 COMPONENT_TESTS = tests.test_inspector_browser tests.test_mcp_sdk tests.test_deploy tests.test_integrations $(CLUSTER_TESTS)

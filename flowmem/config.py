@@ -108,6 +108,16 @@ class ServiceSettings:
     # docs/write_stalls.md: an Add is one transaction, and how long every other write waits behind one at this bound.
     max_add_messages: int = setting(
         1000, "database", "messages one Add may hold, at most; more are refused (422 naming messages), nothing stored")
+    # docs/embedder.md: what an embedder is asked, what happens when it fails, and what it measured.
+    embedder_url: Optional[str] = setting(
+        None, "embedder", "an OpenAI-compatible embeddings endpoint's base (POST {url}/embeddings), e.g. "
+        "http://127.0.0.1:8080/v1; none: no embedder")
+    embedder_model: str = setting("", "embedder", "the model named in each request, and recorded in the database")
+    embedder_key_file: Optional[str] = setting(
+        None, "embedder", "a file whose first line is the embedder's API key, sent as Authorization: Bearer KEY")
+    embedder_batch: int = setting(64, "embedder", "texts one embeddings request holds, at most")
+    embedder_timeout_s: float = setting(
+        10.0, "embedder", "seconds one embeddings request may take; a search's question waits at most this long")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,6 +143,16 @@ class Config(Ranking, ServiceSettings):
             return key
         return None
 
+    def embedder_key(self) -> Optional[str]:
+        """The embedder's API key: the first line of `embedder_key_file`, else None."""
+        if not self.embedder_key_file:
+            return None
+        try:
+            with open(self.embedder_key_file, encoding="utf-8") as f:
+                return f.readline().strip() or None
+        except OSError as e:
+            raise ConfigError("cannot read embedder key file %s: %s" % (self.embedder_key_file, e.strerror)) from e
+
     def index_settings(self) -> Dict[str, Any]:
         """The index settings given explicitly, by name, for storage; those left None are the database's.
 
@@ -148,7 +168,7 @@ class Config(Ranking, ServiceSettings):
     def validate(self) -> "Config":
         """Raise ConfigError for values no part of flowmem could work with."""
         positive = ("port", "max_body_bytes", "max_inflight", "top_k_cap", "window_size", "segment_max_messages",
-                    "max_connections", "workers", "page_max_bytes", "max_add_messages")
+                    "max_connections", "workers", "page_max_bytes", "max_add_messages", "embedder_batch")
         for name in positive:
             if getattr(self, name) is not None and getattr(self, name) < (0 if name == "port" else 1):
                 raise ConfigError("%s must be positive, got %r" % (name, getattr(self, name)))
@@ -156,7 +176,7 @@ class Config(Ranking, ServiceSettings):
             raise ConfigError("port must be at most 65535, got %r" % self.port)
         if self.rrf_k < 0 or any(w < 0 for _, w in self.weights() + self.tail_weights()):
             raise ConfigError("rrf_k and every weight_* and tail_weight_* must not be negative")
-        for name in ("request_timeout_s", "keepalive_timeout_s", "shutdown_timeout_s"):
+        for name in ("request_timeout_s", "keepalive_timeout_s", "shutdown_timeout_s", "embedder_timeout_s"):
             if not getattr(self, name) > 0:
                 raise ConfigError("%s must be positive, got %r" % (name, getattr(self, name)))
         if self.segment_max_gap_s is not None and self.segment_max_gap_s < 0:

@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, U
 
 from . import __version__, db_path, importing, paging, portable
 from .config import Config
+from .embedding import Embed, Embedding, http_embedder, set_model
 from .errors import NotFound, StoreError
 from .listing_params import parse_limit, parse_order
 from .metadata import parse_filter_text
@@ -71,13 +72,22 @@ def reindex(config: Config, progress: Optional[Callable[[int, int], None]] = Non
     """Rebuild the index of the existing database `config.db`, with the index settings given (the rest kept).
 
     Safe while a server has the file open (storage.store.Store.reindex). `progress(done, total)`
-    counts messages. Returns the settings the index now has.
+    counts messages. Returns the settings the index now has. With `embedder_model` set, another
+    model's vectors are cleared (embedding.set_model()); with an embedder configured, every message
+    without a vector gets one before this returns (or the embedder fails: they wait for the server's).
     """
     # cache_messages=0: rebuilding reads messages from the file, never through the session cache.
     store = Store(config.db, synchronous=config.synchronous, cache_messages=0, create=False, check_index=False,
                   checkpoints=config.checkpoints)
     try:
-        return store.reindex(settings=config.index_settings(), progress=progress)
+        settings = store.reindex(settings=config.index_settings(), progress=progress)
+        if config.embedder_model:
+            set_model(store, config.embedder_model)
+        embedding = _embedding(store, config, None)
+        if embedding is not None:
+            embedding.drain(timeout_s=float("inf"))
+            embedding.close()
+        return settings
     finally:
         store.close()
 
@@ -107,7 +117,7 @@ class Memory(MemoryAPI):
     """A flowmem memory on one database file."""
 
     def __init__(self, config: Union[Config, str, "os.PathLike[str]"], read_only: bool = False, create: bool = True,
-                 clock: Optional[Callable[[], float]] = time.time):
+                 clock: Optional[Callable[[], float]] = time.time, embed: Optional[Embed] = None):
         """Open the database named by `config.db` (or the database path `config`, every setting
         its default), created and migrated as needed.
 
@@ -116,7 +126,9 @@ class Memory(MemoryAPI):
         differ from the database's raise StoreError naming the reindex command. `clock` (Unix
         seconds) dates the messages of an Add that sends none with a timestamp (validation.parse_add());
         None leaves them undated, as a database from before receipt dating has them. A reading that is
-        not such a time refuses every Add, naming the clock (receipt.py).
+        not such a time refuses every Add, naming the clock (receipt.py). `embed`, a function from a
+        list of texts to a list of vectors, is the operator's own embedder (embedding.py), as
+        `config.embedder_url` names one over HTTP; `config.embedder_model` names it in the database.
         """
         self.clock = clock
         if not isinstance(config, Config):
@@ -128,6 +140,12 @@ class Memory(MemoryAPI):
                            cache_vector_bytes=config.cache_vector_bytes,
                            read_only=read_only, create=create, checkpoints=config.checkpoints)
         self._ranking = config.ranking()
+        self.embedding: Optional[Embedding] = None
+        try:
+            self.embedding = _embedding(self.store, config, embed)
+        except BaseException:
+            self.store.close()
+            raise
 
     def add_body(self, body: Mapping[str, Any], strict: bool = True) -> Dict[str, Any]:
         """Store an Add body (contract: request_id, user_id, session_id, messages; ours: metadata,
@@ -154,6 +172,8 @@ class Memory(MemoryAPI):
             "stored": outcome.new,
             "dated_on_receipt": request.dated_on_receipt if outcome.new else 0,
         }
+        if outcome.new and self.embedding is not None:
+            self.embedding.notify(outcome.user_key)
         if not outcome.new and outcome.fingerprint not in (None, request.fingerprint):
             answer["body_differs"] = True
         if request.ignored_fields:
@@ -166,10 +186,13 @@ class Memory(MemoryAPI):
         grade}` (grade: "strong", "weak" or "none", retrieval/strength.py); unknown fields are refused with
         `strict`, otherwise named in `ignored_fields` (add_body())."""
         request = parse_search(body, self.config.top_k_cap, strict)
+        question, failed = (None, None) if self.embedding is None else self.embedding.question(request.query)
         with collector_paused(self.config.pause_gc):
             found = search(self.store, request.user_id, request.query, request.top_k, request.options,
-                           self._ranking, request.filters)
+                           self._ranking, request.filters, question)
         answer: Dict[str, Any] = {"data": found.items, "evidence": found.evidence}
+        if self.embedding is not None:  # what the embedder's ranking could not see (embedding.py)
+            answer["embedder"] = {"waiting": found.model_waiting} if failed is None else {"error": failed}
         if request.ignored_fields:
             answer["ignored_fields"] = list(request.ignored_fields)
         return answer
@@ -293,16 +316,40 @@ class Memory(MemoryAPI):
         """Replay Add bodies (an export) as Adds (importing.py says how):
         `{"requests", "stored", "already_stored", "messages"}` and, when any, `body_differs` and
         `ignored_fields`; `strict` refuses unknown fields, as the Python API's Add does."""
-        return importing.import_records(self.store, records, progress, strict, self.config.max_add_messages)
+        done = importing.import_records(self.store, records, progress, strict, self.config.max_add_messages)
+        if self.embedding is not None:
+            self.embedding.rescan()
+        return done
 
     def stats(self, user_id: Optional[str] = None) -> Dict[str, Any]:
-        """Counts for the database, or for one user."""
-        return self.store.stats(user_id)
+        """Counts for the database, or for one user; with an embedder, how its vectors stand."""
+        counts = self.store.stats(user_id)
+        if self.embedding is not None:
+            if user_id is None:
+                counts["embedder"] = self.embedding.status()
+            elif counts.get("exists"):
+                with self.store.reading() as reader:
+                    user_key = reader.user_key(user_id)
+                counts["embedder"] = {"waiting": 0 if user_key is None else self.embedding.waiting(user_key)}
+        return counts
 
     def backup(self, target: str, force: bool = False) -> Dict[str, Any]:
         """A consistent, checked, self-contained copy of the database at `target` (storage.store.Store.backup)."""
         return self.store.backup(target, force)
 
     def close(self) -> None:
-        """Close the database cleanly (checkpointing its WAL)."""
+        """Close the database cleanly (checkpointing its WAL), the embedder's thread first."""
+        if self.embedding is not None:
+            self.embedding.close()
         self.store.close()
+
+
+def _embedding(store: Store, config: Config, embed: Optional[Embed]) -> Optional[Embedding]:
+    """The database's Embedding, if an embedder is configured (`embed`, or config.embedder_url); else None."""
+    if embed is None and config.embedder_url:
+        embed = http_embedder(config.embedder_url, config.embedder_model, config.embedder_key(),
+                              config.embedder_timeout_s)
+    if embed is None:
+        return None
+    model = config.embedder_model or getattr(embed, "__qualname__", type(embed).__name__)
+    return Embedding(store, embed, model, config.embedder_batch, config.embedder_timeout_s)

@@ -199,7 +199,7 @@ class MeaningSearchTest(MemoryTestCase):
                 return reader.conn.execute("SELECT session_key, seq, meaning FROM messages ORDER BY 1, 2").fetchall()
         before = stored()
         self.assertTrue(all(row[2] for row in before))
-        with self.memory.store._writing() as conn:
+        with self.memory.store.writing() as conn:
             conn.execute("UPDATE messages SET meaning = NULL")
         self.memory.store.reindex()
         self.assertEqual(stored(), before)

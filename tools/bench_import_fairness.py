@@ -180,7 +180,7 @@ def measure_chunks(args: argparse.Namespace) -> Dict[str, Any]:
             setattr(chunking, "IMPORT_CHUNK_MESSAGES", size)  # noqa: B010  # a module picked by name
             memory = memory_module.Memory(load({"db": os.path.join(workdir, "c%d.db" % size)}, environ={}))
             lock = HoldTimer(memory.store._write_lock)
-            memory.store._write_lock = lock  # type: ignore[assignment]  # what _writing() takes
+            memory.store._write_lock = lock  # type: ignore[assignment]  # what writing() takes
             records = [record("importer", i) for i in range(args.records)]
             started = time.perf_counter()
             memory.import_records(records)

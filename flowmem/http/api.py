@@ -79,6 +79,9 @@ class App:
                                                else r for r in routes)
         self.router = Router(self.routes)
         self.metrics = Metrics(config.db)
+        embedding = getattr(memory, "embedding", None)
+        if embedding is not None:
+            self.metrics.embedder_source = embedding.status
         keyed = key is not None
         self.pages = Pages(lambda: document(self.routes, keyed=keyed))  # made at the first page asked for
 

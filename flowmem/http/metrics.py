@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import os
 import threading
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # Seconds: a search is milliseconds to a few hundred, an Add may wait 30 s for the write lock.
@@ -53,6 +53,7 @@ class Metrics:
         # The server sets this to its own count of requests received whole and not yet answered
         # (queued ones included); without a server, the requests App is answering now.
         self.inflight_source: Optional[Callable[[], int]] = None
+        self.embedder_source: Optional[Callable[[], Dict[str, Any]]] = None  # embedding.Embedding.status
 
     def started(self) -> None:
         with self._lock:
@@ -124,7 +125,23 @@ class Metrics:
         lines += ['flowmem_database_bytes{file="%s"} %d' % pair for pair in self._file_bytes()]
         lines += ["# HELP flowmem_inflight_requests Requests received whole and not yet answered.",
                   "# TYPE flowmem_inflight_requests gauge", "flowmem_inflight_requests %d" % self.inflight()]
+        if self.embedder_source is not None:
+            lines += self._embedder(self.embedder_source())
         return "\n".join(lines) + "\n"
+
+    @staticmethod
+    def _embedder(status: Dict[str, Any]) -> List[str]:
+        """The operator's embedder (embedding.py): messages waiting for a vector, vectors written, failures."""
+        return ["# HELP flowmem_embedder_waiting_messages Messages with no vector of the embedder yet.",
+                "# TYPE flowmem_embedder_waiting_messages gauge",
+                "flowmem_embedder_waiting_messages %d" % status["waiting"],
+                "# HELP flowmem_embedder_vectors_total Vectors of the embedder stored since start.",
+                "# TYPE flowmem_embedder_vectors_total counter",
+                "flowmem_embedder_vectors_total %d" % status["written"],
+                "# HELP flowmem_embedder_failures_total Embedder calls for messages that failed since start "
+                "(each retried).",
+                "# TYPE flowmem_embedder_failures_total counter",
+                "flowmem_embedder_failures_total %d" % status["failures"]]
 
     def _histogram(self, route: str, counts: List[float]) -> List[str]:
         lines = []

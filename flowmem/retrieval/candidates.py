@@ -28,8 +28,9 @@ from ..storage.rows import ViewRow
 from ..storage.views import KINDS, MESSAGE
 from ..text.period import index_tokens
 from ..text.stem import stem
-from . import bm25, bridges, context, feedback, meaning
+from . import bm25, bridges, context, feedback, meaning, model_channel
 from .filters import DocFilter
+from .model_channel import ModelQuestion
 from .pool import Key, Message, Pool
 from .query import Query
 from .ranking import Ranking
@@ -64,15 +65,17 @@ class _Scorer:
                                     self.ranking.bm25_b)
 
 
-def build(reader: Reader, user_key: int, query: Query, ranking: Ranking, keep: Optional[DocFilter] = None) -> Pool:
+def build(reader: Reader, user_key: int, query: Query, ranking: Ranking, keep: Optional[DocFilter] = None,
+          model: Optional[ModelQuestion] = None) -> Pool:
     """The pool for `query` in the memory of the user with key `user_key`, bounded as `ranking` says.
 
     keep: the search's filter (filters.py), None for none: only the messages it passes
     become candidates, and only the windows and segments all of whose messages pass.
     The stages, in this order (each a method of _Gathering): the messages holding the
     question's words, the bridges' (related words, near spellings), their BM25, the
-    feedback's, the question period's, the nearest in meaning; then the windows and
-    segments around the best, and the Pool.
+    feedback's, the question period's, the nearest in meaning, the nearest by the operator's
+    embedder (`model`: the question's vector by it, model_channel.py; None for none); then the
+    windows and segments around the best, and the Pool.
     """
     gathering = _Gathering(reader, user_key, query, ranking, keep)
     gathering.add_word_matches()
@@ -81,6 +84,8 @@ def build(reader: Reader, user_key: int, query: Query, ranking: Ranking, keep: O
     gathering.add_feedback()
     gathering.add_period()
     gathering.add_nearest_in_meaning()
+    if model is not None:
+        gathering.add_nearest_by_model(model)
     return gathering.pool()
 
 
@@ -109,6 +114,7 @@ class _Gathering:
         self.asked: List[str] = []
         self.near = meaning.NOTHING
         self.meaning_only = False
+        self.model = model_channel.NOTHING
 
     def add_word_matches(self) -> None:
         """The best `candidate_pool` messages holding a question or option word, and the options' BM25;
@@ -167,6 +173,12 @@ class _Gathering:
         self.found.update(self.reader.message_views(self.user_key,
                                                     [d for d in self.near.nearest if d not in self.found]))
 
+    def add_nearest_by_model(self, question: ModelQuestion) -> None:
+        """The `model_pool` messages nearest the question by the operator's embedder (model_channel.py)."""
+        self.model = model_channel.nearness(self.reader, self.user_key, question, self.ranking.model_pool, self.keep)
+        self.found.update(self.reader.message_views(self.user_key,
+                                                    [d for d in self.model.nearest if d not in self.found]))
+
     def pool(self) -> Pool:
         """The Pool: the windows and segments around the best `context_pool` messages and those found by
         meaning, scored; every message of the pool's views and of the turns around the best."""
@@ -175,7 +187,8 @@ class _Gathering:
         best = context.best(found, scores, self.ranking.context_pool)
         nearby = context.around(reader, found, best, view_keep)
         # Windows and segments around the messages found by meaning come with them, as with words.
-        nearby.update(context.around(reader, found, sorted(near.nearest), view_keep))
+        by_model = [d for d in self.model.nearest if d not in near.nearest]
+        nearby.update(context.around(reader, found, sorted(near.nearest + by_model), view_keep))
         scores.update(context.scores(reader, self.scorer.score, self.query.terms, self.tf, found, nearby))
         pool_views = dict(found)
         pool_views.update(nearby)
@@ -194,7 +207,14 @@ class _Gathering:
                     best_bm25=best_per_message(scores, pool_views), related=_keyed(self.related, found),
                     typo=_keyed(self.typo, found), meaning=cosines, word_match=word_match,
                     unseen=unseen, meaning_only=self.meaning_only,
-                    bursts=any(m.turn is not None for m in messages.values()), asked=tuple(self.asked))
+                    bursts=any(m.turn is not None for m in messages.values()), asked=tuple(self.asked),
+                    model=self.model.cosines(messages), model_waiting=self._model_waiting())
+
+    def _model_waiting(self) -> int:
+        """How many of the user's messages have no vector of the embedder yet (0 with none asked)."""
+        if self.model.held is None:
+            return 0
+        return self.model.waiting(self.scorer.statistics.get(MESSAGE, (0, 0))[0])
 
 
 def _nearness(reader: Reader, user_key: int, asked: Sequence[str], scorer: _Scorer, ranking: Ranking,

@@ -45,6 +45,7 @@ from .candidates import build
 from .filters import DocFilter, Filters
 from .fusion import competition_ranks, fuse
 from .items import Session, result_item
+from .model_channel import ModelQuestion
 from .pool import Key, Pool
 from .query import Query, analyze, scoped
 from .ranking import Ranking
@@ -84,10 +85,11 @@ class Found(NamedTuple):
 
     items: List[Dict[str, Any]]
     evidence: str  # "strong", "weak" or "none"
+    model_waiting: int = 0  # the user's messages the embedder has given no vector yet (model_channel.py)
 
 
 def search(store: Store, user_id: str, question: str, top_k: int, options: Sequence[str],
-           ranking: Ranking, filters: Optional[Filters] = None) -> Found:
+           ranking: Ranking, filters: Optional[Filters] = None, model: Optional[ModelQuestion] = None) -> Found:
     """The `top_k` best evidence items of `user_id`'s memory for `question`, ranked as `ranking` says,
     and the grade of their evidence.
 
@@ -97,12 +99,13 @@ def search(store: Store, user_id: str, question: str, top_k: int, options: Seque
     messages (that pass the filters), marked as such (fallback.py): a user with memories never
     gets an empty list, unless no message of theirs passes the filters. The grade is
     strength.grade() of the final order's first messages; "none" for a fallback and for
-    items found by meaning alone.
+    items found by meaning alone. model: the question's vector by the operator's embedder
+    (model_channel.py), None for none.
     """
     if top_k <= 0:
         return Found([], strength.NONE)
     with store.reading() as reader:
-        prepared = prepare(reader, user_id, question, options, ranking, filters)
+        prepared = prepare(reader, user_id, question, options, ranking, filters, model)
         items: List[Dict[str, Any]] = []
         evidence = strength.NONE
         if prepared is not None:
@@ -116,11 +119,12 @@ def search(store: Store, user_id: str, question: str, top_k: int, options: Seque
             if user_key is not None:
                 keep = None if filters is None else DocFilter(reader, user_key, filters)
                 items = fallback.latest_items(reader, user_key, top_k, ranking, keep)
-        return Found(items, evidence)
+        return Found(items, evidence, prepared.pool.model_waiting if prepared is not None else 0)
 
 
 def prepare(reader: Reader, user_id: str, question: str, options: Sequence[str],
-            ranking: Ranking, filters: Optional[Filters] = None) -> Optional[Prepared]:
+            ranking: Ranking, filters: Optional[Filters] = None,
+            model: Optional[ModelQuestion] = None) -> Optional[Prepared]:
     """Everything search reads for `question` in `user_id`'s memory; None when nothing can match.
 
     reader: the snapshot searched. The question is read with that snapshot's index
@@ -140,7 +144,7 @@ def prepare(reader: Reader, user_id: str, question: str, options: Sequence[str],
         query = scoped(query, reader.memory_days(user_key))
     query = respelt_names(reader, user_key, query)
     keep = None if filters is None else DocFilter(reader, user_key, filters)
-    pool = build(reader, user_key, query, ranking, keep)  # bounded by the ranking's own settings, read by name
+    pool = build(reader, user_key, query, ranking, keep, model)  # bounded by the ranking's own settings, by name
     return Prepared(query, pool, signal_scores(query, pool), lambda key: reader.message_row(*key))
 
 
@@ -344,7 +348,7 @@ def _head_and_tail(pool: Pool, signal_ranks: Dict[str, Dict[Key, int]], fused: D
 def _own_k(ranking: Ranking) -> Dict[str, float]:
     """The signals fused with a constant of their own: meaning, whose first ranks must stand apart
     when the question's words found little (with rrf_k's 60 its rank 1 and rank 10 differ by a sixth)."""
-    return {signals.MEANING: ranking.meaning_rrf_k}
+    return {signals.MEANING: ranking.meaning_rrf_k, signals.MODEL: ranking.model_rrf_k}
 
 
 def _weighted(signal_ranks: Dict[str, Dict[Key, int]], weights: Mapping[str, float]) -> Dict[str, Dict[Key, int]]:

@@ -63,6 +63,8 @@ class Pool(NamedTuple):
     meaning_only: bool = False  # no message matched in words: every candidate came by meaning (a fallback)
     bursts: bool = False  # some message's turn is more than one message (typed chat; never in a written one)
     asked: Tuple[str, ...] = ()  # the question's terms less its speakers' names: what the meaning channel asked
+    model: Dict[Key, float] = {}  # message -> cosine of the operator's embedder's vectors (model_channel.py)
+    model_waiting: int = 0  # the user's messages with no vector of that embedder yet (when one answered)
 
     def participants(self, terms: Sequence[str]) -> List[str]:
         """Those of a question's `terms` that are its participants' names: the ones `asked` leaves out."""

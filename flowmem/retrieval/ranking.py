@@ -83,6 +83,12 @@ class Ranking:
                                 "by their first components, the nearest rescored (meaning_rescore)")
     meaning_rescore: int = setting(200, "ranking", "messages older than meaning_scan's, nearest by their first "
                                    "components, compared in meaning again whole; 0 compares none of them")
+    weight_model: float = setting(
+        0.0, "ranking", "weight of nearness by the operator's own embedder (embedder_url, Memory(embed=)) in the head")
+    tail_weight_model: float = setting(0.0, "ranking", "weight of nearness by the embedder past the first head_size")
+    model_rrf_k: float = setting(60.0, "ranking", "the embedder's signal's own k in weight / (k + rank)")
+    model_pool: int = setting(
+        0, "ranking", "messages nearest by the embedder that join the candidates; 0 turns it off")
     adjacency_top: int = setting(3, "ranking", "best messages whose neighbours the adjacency ranking brings up")
     candidate_pool: int = setting(
         500, "ranking", "messages a search considers, at most; past it, those with the best BM25")

@@ -239,14 +239,12 @@ def related(query: Query, pool: Pool) -> Dict[Key, float]:
     return dict(pool.related)
 
 
-def typo(query: Query, pool: Pool) -> Dict[Key, float]:
-    """Near spellings of question words the memory never holds (bridges.py): their weight in the message."""
-    return dict(pool.typo)
-
-
-def meaning(query: Query, pool: Pool) -> Dict[Key, float]:
-    """Nearness in meaning (meaning.py): the cosine of the message's meaning vector with the question's."""
-    return dict(pool.meaning)
+def _as_gathered(field: str) -> Signal:
+    """The signal that is the pool's `field` ({message: score}) as candidates.py gathered it: typo, the
+    near spellings of question words the memory never holds (bridges.py), their weight in the message;
+    meaning, the cosine of its meaning vector with the question's (meaning.py); model, the cosine of the
+    operator's own embedder's vectors (model_channel.py)."""
+    return lambda query, pool: dict(getattr(pool, field))
 
 
 def option_signals(query: Query, pool: Pool) -> Dict[str, Dict[Key, float]]:
@@ -388,10 +386,12 @@ SIGNALS: Mapping[str, Signal] = {
     "time": time_order,
     "feedback": feedback,
     "related": related,
-    "typo": typo,
-    "meaning": meaning,
+    "typo": _as_gathered("typo"),
+    "meaning": _as_gathered("meaning"),
+    "model": _as_gathered("model"),
 }
 MEANING = "meaning"  # its weight in the head is gated (meaning.gate())
+MODEL = "model"  # the operator's own embedder's nearness, fused with a k of its own (model_channel.py)
 OPTIONS = "options"  # the weight of every answer option's signal (option_signals())
 ADJACENCY = "adjacency"  # neighbours of the best messages of a first fused order (adjacency())
 REPLY = "reply"  # replies to the questions among the best messages of a first fused order (reply())

@@ -1,6 +1,6 @@
 """An Add's rows: its user, its session, its messages, their metadata and views, its idempotency record.
 
-add() runs inside the Store's write transaction (Store._writing()), on the writer
+add() runs inside the Store's write transaction (Store.writing()), on the writer
 connection, like everything in writer.py, whose sync_views() brings the session's views
 and their index entries up to date with the messages appended. The session's row, and
 the numbers its messages' ids get, are session_rows.py's.

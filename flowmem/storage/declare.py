@@ -20,6 +20,7 @@ GROUPS = {
     "index": "the index (fixed per database: leave them out to use the database's)",
     "results": "what a search returns",
     "ranking": "how a search ranks (defaults chosen by measurement: docs/results/settings.md)",
+    "embedder": "the operator's own sentence model, off by default (docs/embedder.md)",
 }
 
 

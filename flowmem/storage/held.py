@@ -27,6 +27,7 @@ from typing import List, Optional, Sequence, Tuple
 from ..errors import StoreError
 from ..text import stem
 from .bounded_cache import BoundedCache
+from .model_vectors import HeldModelVectors
 from .postings import HeldPostings
 from .session_cache import SessionCache
 from .settings import IndexState, ViewSettings, decode_settings, index_problem, read_marks, read_meta
@@ -50,6 +51,9 @@ class Held:
             cache_postings_bytes, lambda held: held.n_messages, lambda held: held.nbytes, admission=True)
         self.vectors: BoundedCache[HeldVectors] = BoundedCache(
             cache_vector_bytes, lambda held: held.n_messages, vector_bytes, admission=True)
+        # A user's own embedder's vectors (model_vectors.py), within the same bound as the built-in ones.
+        self.model_vectors: BoundedCache[HeldModelVectors] = BoundedCache(
+            cache_vector_bytes, lambda held: held.written, lambda held: held.nbytes(), admission=True)
         self.index = IndexState(-1, ViewSettings())  # the newest generation seen, the last deletion applied
         self._lock = threading.Lock()
 
@@ -87,6 +91,7 @@ class Held:
             self.sessions.clear(index.generation)
             self.postings.clear(index.generation)
             self.vectors.clear(index.generation)
+            self.model_vectors.clear(index.generation)
             stem.stem.cache_clear()  # words users said, kept to stem them faster
 
     def forget(self, deleted: Optional[Sequence[Deletion]], seen: int, upto: int) -> None:
@@ -99,10 +104,12 @@ class Held:
                 self.sessions.forget_all(upto)
                 self.postings.forget_all(upto)
                 self.vectors.forget_all(upto)
+                self.model_vectors.forget_all(upto)
             else:
                 fresh = [row for row in deleted if row[0] > self.index.deletions]
                 self.postings.forget({user_key for _, user_key, _ in fresh}, upto)
                 self.vectors.forget({user_key for _, user_key, _ in fresh}, upto)
+                self.model_vectors.forget({user_key for _, user_key, _ in fresh}, upto)
                 self.sessions.forget({key for _, _, key in fresh if key != WHOLE_USER}, upto)
                 self.sessions.forget_groups({user for _, user, key in fresh if key == WHOLE_USER}, upto)
             stem.stem.cache_clear()  # words users said: none of the deleted ones kept

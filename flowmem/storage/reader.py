@@ -10,9 +10,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-from . import fts, metadata_index, session_load
+from . import fts, metadata_index, model_vectors, session_load
 from .bounded_cache import BoundedCache
 from .metadata_index import Pairs
+from .model_vectors import HeldModelVectors
 from .postings import EMPTY, HeldPostings, count_rows, extended, least_bytes
 from .rows import MessageRow, ViewRow, lookup_user_key, view_rows
 from .session_cache import SessionCache, SessionData
@@ -30,8 +31,10 @@ class Reader:
 
     def __init__(self, conn: sqlite3.Connection, cache: SessionCache, index: IndexState,
                  postings_cache: "Optional[BoundedCache[HeldPostings]]" = None,
-                 vectors_cache: "Optional[BoundedCache[HeldVectors]]" = None):
+                 vectors_cache: "Optional[BoundedCache[HeldVectors]]" = None,
+                 model_cache: "Optional[BoundedCache[HeldModelVectors]]" = None):
         self.conn = conn
+        self.model_cache = model_cache
         self.cache = cache
         self.postings_cache = postings_cache
         self.vectors_cache = vectors_cache
@@ -141,6 +144,15 @@ class Reader:
         if added and held.docs and added[0][0] <= held.docs[-1]:
             return self._extend_vectors(user_key, None, dims, limit)  # ids not above those held: read all again
         return with_vectors(held, sessions, added if limit > 0 else [], limit)
+
+    def held_model_vectors(self, user_key: int, dims: int) -> HeldModelVectors:
+        """The user's own embedder's vectors of `dims` components, as this snapshot has them (model_vectors.py)."""
+        written = model_vectors.mark(self.conn, user_key)
+        load = lambda old: model_vectors.held(written, dims, model_vectors.rows(self.conn, user_key))  # noqa: E731
+        if self.model_cache is None:
+            return load(None)
+        entry = self.model_cache.get(user_key, written, load, self._generation, self._deletions)
+        return entry if entry.dims == dims else load(None)
 
     def message_vectors_at(self, keys: Sequence[Tuple[int, int]]) -> List[Tuple[int, int, Optional[bytes]]]:
         """(session_key, position, stored meaning vector) of the messages at these keys, keys ascending."""

@@ -1,6 +1,6 @@
 """The database's schema: its tables, the migrations that build and upgrade them, and the checks.
 
-Tables (schema version 6):
+Tables (schema version 7):
 
 - `users`: one row per user_id, with an internal `user_key`; `user_stats` holds the
   user's own index statistics per view kind (document count, total tokens) for BM25.
@@ -30,7 +30,8 @@ Tables (schema version 6):
   past it, and the user's sessions created later start from the floor, so no tag (and no id)
   of a deleted session is given again (session_rows.py). A user removed with their last
   session leaves the floor in `retired_users` for when they come back; delete-user leaves
-  nothing.
+  nothing. Migration 7 adds `embedding`, the vector of the operator's own embedder when one is
+  configured (storage/model_vectors.py), and `embedding_marks`: per user, how many were written.
 - `metadata_index` (migration 5): one row per (message, metadata key): what a search's or a
   listing's `filters.metadata` reads. Migration 6 interns each (user, key, value) once as a row
   of `metadata_terms` (the value as canonical JSON, with how many messages hold it), makes the
@@ -70,6 +71,12 @@ def _add_meaning_column(conn: sqlite3.Connection) -> None:
     """Migration 4: the messages' meaning column, unless the file has it already."""
     if "meaning" not in [row[1] for row in conn.execute("PRAGMA table_info(messages)")]:
         conn.execute("ALTER TABLE messages ADD COLUMN meaning BLOB")
+
+
+def _add_embedding_column(conn: sqlite3.Connection) -> None:
+    """Migration 7: the messages' embedding column, unless the file has it already."""
+    if "embedding" not in [row[1] for row in conn.execute("PRAGMA table_info(messages)")]:
+        conn.execute("ALTER TABLE messages ADD COLUMN embedding BLOB")
 
 
 _COLUMNS_5 = (("messages", "metadata", "TEXT"), ("messages", "dated_on_receipt", "INTEGER NOT NULL DEFAULT 0"),
@@ -254,6 +261,12 @@ MIGRATIONS: List[List[Migration]] = [
         _add_attempt_column,
         # Every metadata key and value was stored three times, and a filter cost one lookup per pair (issue 31).
         _intern_metadata,
+    ],
+    [
+        # A user's own embedder's vectors, written after the Add that stored the message (issue 35;
+        # model_vectors.py), and per user how many were written: what a held entry is checked against.
+        _add_embedding_column,
+        "CREATE TABLE IF NOT EXISTS embedding_marks (user_key INTEGER PRIMARY KEY, written INTEGER NOT NULL)",
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

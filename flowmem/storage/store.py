@@ -3,7 +3,7 @@
 The Store owns the writer connection (and its lock and checkpointer.py's thread), a
 pool of read connections, the index settings it reads with and the session cache.
 Reads go through reading() (a Reader over one snapshot, reader.py), writes through
-_writing() (the writer in one BEGIN IMMEDIATE transaction); what they do is in
+writing() (the writer in one BEGIN IMMEDIATE transaction); what they do is in
 writer.py, reader.py, schema.py, settings.py and backup.py.
 
 Live databases. Index settings are fixed per database (settings.py); nothing
@@ -165,7 +165,7 @@ class Store:
         if self.read_only:
             with self.reading(check=False) as reader:
                 return self._index_of(reader.conn, requested, check)
-        with self._writing(check=False) as conn:
+        with self.writing(check=False) as conn:
             return self._index_of(conn, requested, check)
 
     def _index_of(self, conn: sqlite3.Connection, requested: Mapping[str, Any], check: bool) -> IndexState:
@@ -247,7 +247,8 @@ class Store:
         try:
             with transaction(conn, "BEGIN", self.path):
                 index = self._held.check(conn) if check else self._held.index
-                yield Reader(conn, self._held.sessions, index, self._held.postings, self._held.vectors)
+                yield Reader(conn, self._held.sessions, index, self._held.postings, self._held.vectors,
+                             self._held.model_vectors)
             reusable = True
         finally:
             if not reusable or self._closed or self._idle.qsize() >= self._idle_readers:
@@ -277,7 +278,7 @@ class Store:
     # -- writes ----------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _writing(self, check: bool = True) -> Iterator[sqlite3.Connection]:
+    def writing(self, check: bool = True) -> Iterator[sqlite3.Connection]:
         """The writer connection in a BEGIN IMMEDIATE transaction, at the newest index generation."""
         with self._write_lock:
             if self._closed:
@@ -313,7 +314,7 @@ class Store:
         """
         settings = self.settings
         derived = self._derived(adds, settings)  # outside the lock
-        with self._writing() as conn:
+        with self.writing() as conn:
             if self.settings != settings:  # reindexed with other settings meanwhile (maybe by another process)
                 settings = self.settings
                 derived = self._derived(adds, settings)
@@ -342,7 +343,7 @@ class Store:
         one with its settings. `progress(messages done, total)` is called after each
         session.
         """
-        with self._writing(check=False) as conn:
+        with self.writing(check=False) as conn:
             settings = decode_settings(read_meta(conn), self.path)._replace(**requested_settings(settings))
             generation, deletions = read_marks(conn)
             generation += 1
@@ -386,7 +387,7 @@ class Store:
         """Run `delete` in one write transaction, which logs each session it removes (writer.py);
         once committed, forget what this Store holds of them. Every other Store on the file does
         the same at its next transaction (Held.check()); none forgets anything else."""
-        with self._writing() as conn:
+        with self.writing() as conn:
             seen = read_marks(conn)[1]
             removed = delete(conn)
             if removed is None:

@@ -1,6 +1,6 @@
 """The write path: a session's views and their index entries, rebuilds, deletions (an Add's rows: appending.py).
 
-Every function here runs inside the Store's write transaction (Store._writing()),
+Every function here runs inside the Store's write transaction (Store.writing()),
 on the writer connection: what one call writes commits whole or not at all. A
 session's views are ranges of its messages (views.py); each is one FTS5 document
 whose terms are its messages' tokens (fts.py), and the user's statistics per view
@@ -141,6 +141,7 @@ def delete_user(conn: sqlite3.Connection, user_id: str) -> Optional[int]:
         removed += _delete_session(conn, user_key, session_key, counted=False)  # the statistics go whole below
     conn.execute("DELETE FROM requests WHERE user_key = ?", (user_key,))
     conn.execute("DELETE FROM user_stats WHERE user_key = ?", (user_key,))
+    conn.execute("DELETE FROM embedding_marks WHERE user_key = ?", (user_key,))
     conn.execute("DELETE FROM users WHERE user_key = ?", (user_key,))
     # FTS5 records a deletion as a marker beside the old entry; only a merge
     # drops the entry itself. Merging in small steps between other writes
@@ -171,6 +172,7 @@ def delete_session(conn: sqlite3.Connection, user_id: str, session_id: str) -> O
     if conn.execute("SELECT 1 FROM sessions WHERE user_key = ? LIMIT 1", (user_key,)).fetchone() is None:
         conn.execute("DELETE FROM requests WHERE user_key = ?", (user_key,))
         conn.execute("DELETE FROM user_stats WHERE user_key = ?", (user_key,))
+        conn.execute("DELETE FROM embedding_marks WHERE user_key = ?", (user_key,))
         keep_floor(conn, user_key)  # so that the user's sessions sent again never take a deleted one's ids
         conn.execute("DELETE FROM users WHERE user_key = ?", (user_key,))
     return removed

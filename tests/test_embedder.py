@@ -1,0 +1,127 @@
+"""The operator's embedder in Python (`Memory(path, embed=callable)`): vectors stored and ranked, off by default.
+
+The packed scores are checked against plain integer dot products (the reference), and what
+deleting, importing and opening read-only do to the vectors.
+"""
+from __future__ import annotations
+
+import json
+import random
+import unittest
+from typing import Any, Dict, List
+
+from flowmem.config import load
+from flowmem.embedding import EmbedderFailed, stored_vectors
+from flowmem.memory import Memory
+from flowmem.storage import model_vectors
+from tests.fake_embedder import vector
+from tests.helpers import MemoryTestCase, add_body
+
+CONTENTS = ["I adopted a rescue greyhound last spring", "my manager is called Priya",
+            "we booked flights to Lisbon for June", "the greyhound sleeps on the sofa all day"]
+WEIGHTED = {"weight_model": 1.0, "model_pool": 10}
+
+
+def embed(texts: List[str]) -> List[List[float]]:
+    return [vector(t) for t in texts]
+
+
+class PackedScoresTest(unittest.TestCase):
+    def test_packed_scores_are_the_integer_dot_products_at_every_dimension(self):
+        rnd = random.Random(7)
+        for dims in (3, 32, 384, 1536):
+            with self.subTest(dims=dims):
+                stored = [model_vectors.quantised([rnd.gauss(0, 1) for _ in range(dims)]) for _ in range(50)]
+                entry = model_vectors.held(1, dims, [(i, 1, i, v) for i, v in enumerate(stored)])
+                query = model_vectors.components(stored[0])
+                slots = model_vectors.scores(entry, query)
+                expected = [sum(a * b for a, b in zip(query, model_vectors.components(v))) for v in stored]
+                self.assertEqual([s - model_vectors.constant(query) for s in slots], expected)
+
+    def test_quantised_vectors_are_unit_length_scaled_and_clipped(self):
+        stored = model_vectors.quantised([3.0, 4.0] + [0.0] * 14)
+        self.assertEqual(model_vectors.components(stored)[:3], [76, 102, 0])  # 0.6 and 0.8 of 127 x sqrt(16) / 4
+        self.assertEqual(max(model_vectors.components(model_vectors.quantised([1.0] + [0.0] * 99))), 127)
+
+    def test_what_is_not_a_vector_is_refused_naming_why(self):
+        cases = {"asked for 2 vectors, got 1": [[1.0, 0.0]], "not 2": [[1.0, 0.0], [1.0]],
+                 "NaN or infinity": [[1.0, 0.0], [float("inf"), 0.0]], "zeros": [[1.0, 0.0], [0.0, 0.0]],
+                 "not a list of numbers": [[1.0, 0.0], ["a", "b"]]}
+        for reason, vectors in cases.items():
+            with self.subTest(reason=reason), self.assertRaises(EmbedderFailed) as caught:
+                stored_vectors(vectors, 2, None)
+            self.assertIn(reason, str(caught.exception))
+        with self.assertRaises(EmbedderFailed):
+            stored_vectors([[1.0, 0.0]], 1, 3)  # the database's vectors have 3
+
+
+class CallableEmbedderTest(MemoryTestCase):
+    def open_embedded(self, name: str, **settings: Any) -> Memory:
+        flags: Dict[str, Any] = {"db": self.db_path(name), "synchronous": "NORMAL", **self.settings, **WEIGHTED}
+        flags.update(settings)
+        memory = Memory(load(flags, environ={}), clock=None, embed=embed)
+        self.addCleanup(memory.close)
+        return memory
+
+    def filled(self, name: str, contents: List[str] = CONTENTS) -> Memory:
+        memory = self.open_embedded(name)
+        memory.add_body(add_body("u1", "s1", contents))
+        self.assertTrue(memory.embedding.drain(10))
+        return memory
+
+    def ask(self, memory: Memory, query: str = "greyhound sofa") -> Dict[str, Any]:
+        return memory.search_body({"query": query, "user_id": "u1", "top_k": 5})
+
+    def test_off_by_default_a_search_says_nothing_of_an_embedder_and_its_weight_changes_nothing(self):
+        self.memory.add_body(add_body("u1", "s1", CONTENTS))
+        plain = self.ask(self.memory)
+        self.assertNotIn("embedder", plain)
+        self.assertNotIn("embedder", self.memory.stats())
+        weighted = self.open_memory("w.db", **WEIGHTED)
+        weighted.add_body(add_body("u1", "s1", CONTENTS))
+        self.assertEqual(json.dumps(self.ask(weighted)), json.dumps(plain))
+
+    def test_the_same_vectors_give_the_same_bytes(self):
+        first, second = self.filled("a.db"), self.filled("b.db")
+        self.assertEqual(json.dumps(self.ask(first)), json.dumps(self.ask(second)))
+        self.assertIn("model", self.ask(first)["data"][0]["signals"])
+
+    def test_after_a_message_is_deleted_every_other_keeps_its_own_vector(self):
+        memory = self.filled("a.db")
+        first = self.ask(memory)["data"]
+        memory.delete_message("u1", first[0]["id"])
+        kept = self.filled("b.db", [c for c in CONTENTS if c != first[0]["content"]])
+        ranks = lambda answer: [(i["content"], i["signals"].get("model")) for i in answer["data"]]  # noqa: E731
+        self.assertEqual(ranks(self.ask(memory)), ranks(self.ask(kept)))
+
+    def test_deleting_a_user_leaves_no_mark_of_their_vectors(self):
+        memory = self.filled("a.db")
+        memory.delete_user("u1")
+        with memory.store.reading() as reader:
+            self.assertEqual(reader.conn.execute("SELECT count(*) FROM embedding_marks").fetchone()[0], 0)
+
+    def test_an_import_gets_its_vectors(self):
+        source = self.filled("a.db")
+        target = self.open_embedded("b.db")
+        target.import_records(source.export("u1"))
+        self.assertTrue(target.embedding.drain(10))
+        self.assertEqual(target.stats()["embedder"]["written"], len(CONTENTS))
+
+    def test_an_embedder_that_raises_never_fails_an_add(self):
+        def broken(texts: List[str]) -> List[List[float]]:
+            raise RuntimeError("the model fell over")
+        memory = Memory(load({"db": self.db_path("x.db"), "synchronous": "NORMAL", **WEIGHTED}, environ={}),
+                        clock=None, embed=broken)
+        self.addCleanup(memory.close)
+        self.assertTrue(memory.add_body(add_body("u1", "s1", CONTENTS))["stored"])
+        answer = self.ask(memory)
+        self.assertEqual(answer["embedder"], {"error": "the model fell over"})
+        self.assertTrue(answer["data"])
+
+    def test_a_read_only_memory_searches_by_the_stored_vectors_and_writes_none(self):
+        writer = self.filled("a.db")
+        expected = self.ask(writer)
+        reader = Memory(load({"db": self.db_path("a.db"), **self.settings, **WEIGHTED}, environ={}), read_only=True,
+                        clock=None, embed=embed)
+        self.addCleanup(reader.close)
+        self.assertEqual(self.ask(reader)["data"], expected["data"])
