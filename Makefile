@@ -8,7 +8,7 @@ LOCOMO ?= data/locomo10-dev.json
 # - fast (`make test`): in-process, standard library only, under a minute;
 # - end-to-end (`make test-e2e`): real servers, sockets and child processes (the CLI, tools), standard library only;
 # - components (`make test-components`): real outside components (Chromium, the MCP SDK, systemd-analyze,
-#   HAProxy, Litestream, LangChain and LlamaIndex), skipped with a reason where absent unless CI is set.
+#   HAProxy, Litestream, LangChain and LlamaIndex, a sentence model), skipped with a reason where absent unless CI is set.
 # .ci/run runs all three.
 TESTS = $(patsubst %.py,%,$(subst /,.,$(sort $(wildcard tests/test_*.py))))
 E2E_TESTS = tests.test_cli_process tests.test_client tests.test_client_bounds tests.test_client_sdk \
@@ -18,7 +18,8 @@ E2E_TESTS = tests.test_cli_process tests.test_client tests.test_client_bounds te
 	tests.test_tools_data tests.test_tuning tests.test_unclosed_exit tests.test_embedder_http
 # The cluster tests (routing, replication, moving a user): real HAProxy and Litestream.
 CLUSTER_TESTS = $(patsubst %.py,%,$(subst /,.,$(wildcard tests/test_cluster*.py tests/test_replication.py tests/test_move_user.py tests/test_rebalance.py)))
-COMPONENT_TESTS = tests.test_inspector_browser tests.test_mcp_sdk tests.test_deploy tests.test_integrations $(CLUSTER_TESTS)
+COMPONENT_TESTS = tests.test_inspector_browser tests.test_mcp_sdk tests.test_deploy tests.test_integrations tests.test_embedder_model \
+	$(CLUSTER_TESTS)
 FAST_TESTS = $(filter-out $(E2E_TESTS) $(COMPONENT_TESTS),$(TESTS))
 
 .PHONY: test-e2e test-components test-all
