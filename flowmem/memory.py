@@ -30,6 +30,7 @@ from .errors import NotFound, StoreError
 from .listing_params import parse_limit, parse_order
 from .metadata import parse_filter_text
 from .receipt import receipt_ms
+from .retrieval import model_channel
 from .retrieval.pipeline import search
 from .retrieval.ranking import Ranking
 from .sdk import MemoryAPI
@@ -186,7 +187,11 @@ class Memory(MemoryAPI):
         grade}` (grade: "strong", "weak" or "none", retrieval/strength.py); unknown fields are refused with
         `strict`, otherwise named in `ignored_fields` (add_body())."""
         request = parse_search(body, self.config.top_k_cap, strict)
-        question, failed = (None, None) if self.embedding is None else self.embedding.question(request.query)
+        question, failed = None, None
+        if self.embedding is not None:  # asked before the search's snapshot: the embedder's time is not in it
+            with self.store.reading() as reader:
+                text = model_channel.without_speakers(reader, request.user_id, request.query)
+            question, failed = self.embedding.question(text)
         with collector_paused(self.config.pause_gc):
             found = search(self.store, request.user_id, request.query, request.top_k, request.options,
                            self._ranking, request.filters, question)

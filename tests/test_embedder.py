@@ -29,7 +29,7 @@ def embed(texts: List[str]) -> List[List[float]]:
 class PackedScoresTest(unittest.TestCase):
     def test_packed_scores_are_the_integer_dot_products_at_every_dimension(self):
         rnd = random.Random(7)
-        for dims in (3, 32, 384, 1536):
+        for dims in (3, 32, 384, 528, 529, 1536, 4096):
             with self.subTest(dims=dims):
                 stored = [model_vectors.quantised([rnd.gauss(0, 1) for _ in range(dims)]) for _ in range(50)]
                 entry = model_vectors.held(1, dims, [(i, 1, i, v) for i, v in enumerate(stored)])
@@ -40,8 +40,8 @@ class PackedScoresTest(unittest.TestCase):
 
     def test_quantised_vectors_are_unit_length_scaled_and_clipped(self):
         stored = model_vectors.quantised([3.0, 4.0] + [0.0] * 14)
-        self.assertEqual(model_vectors.components(stored)[:3], [76, 102, 0])  # 0.6 and 0.8 of 127 x sqrt(16) / 4
-        self.assertEqual(max(model_vectors.components(model_vectors.quantised([1.0] + [0.0] * 99))), 127)
+        self.assertEqual(model_vectors.components(stored)[:3], [38, 50, 0])  # 0.6 and 0.8 of 63 x sqrt(16) / 4
+        self.assertEqual(max(model_vectors.components(model_vectors.quantised([1.0] + [0.0] * 99))), 63)
 
     def test_what_is_not_a_vector_is_refused_naming_why(self):
         cases = {"asked for 2 vectors, got 1": [[1.0, 0.0]], "not 2": [[1.0, 0.0], [1.0]],
@@ -125,3 +125,38 @@ class CallableEmbedderTest(MemoryTestCase):
                         clock=None, embed=embed)
         self.addCleanup(reader.close)
         self.assertEqual(self.ask(reader)["data"], expected["data"])
+
+
+class QuestionTextTest(MemoryTestCase):
+    def test_the_question_is_embedded_without_the_names_of_the_users_speakers(self):
+        asked: List[str] = []
+
+        def recording(texts: List[str]) -> List[List[float]]:
+            asked.extend(texts)
+            return embed(texts)
+        memory = Memory(load({"db": self.db_path("n.db"), "synchronous": "NORMAL", **WEIGHTED}, environ={}),
+                        clock=None, embed=recording)
+        self.addCleanup(memory.close)
+        memory.add_body(add_body("u1", "s1", ["Caroline: I adopted a greyhound", "Melanie: my boss is Priya"]))
+        self.assertTrue(memory.embedding.drain(10))
+        asked.clear()
+        memory.search_body({"query": "What did Caroline adopt, and who is Priya?", "user_id": "u1", "top_k": 3})
+        self.assertEqual(asked, ["What did adopt, and who is Priya?"])
+
+
+def by_topic(texts: List[str]) -> List[List[float]]:
+    """A model that knows a greyhound is a pet: texts about either share a vector, as do any two of travel."""
+    topics = (("pet", "greyhound"), ("flight", "trip", "lisbon"), ("manager", "boss"))
+    return [[1.0 if any(w in t.lower() for w in words) else 0.01 for words in topics] for t in texts]
+
+
+class ModelAsMeaningTest(MemoryTestCase):
+    def test_a_question_sharing_no_word_with_its_evidence_finds_it_by_the_model(self):
+        memory = Memory(load({"db": self.db_path("t.db"), "synchronous": "NORMAL", **self.settings}, environ={}),
+                        clock=None, embed=by_topic)
+        self.addCleanup(memory.close)
+        memory.add_body(add_body("u1", "s1", CONTENTS[1:3] + ["we walked the dog in the park", CONTENTS[0]]))
+        self.assertTrue(memory.embedding.drain(10))
+        top = memory.search_body({"query": "What pet do I have?", "user_id": "u1", "top_k": 3})["data"][0]
+        self.assertEqual(top["content"], CONTENTS[0])
+        self.assertEqual(top["signals"].get("meaning"), 1)

@@ -73,9 +73,9 @@ def build(reader: Reader, user_key: int, query: Query, ranking: Ranking, keep: O
     become candidates, and only the windows and segments all of whose messages pass.
     The stages, in this order (each a method of _Gathering): the messages holding the
     question's words, the bridges' (related words, near spellings), their BM25, the
-    feedback's, the question period's, the nearest in meaning, the nearest by the operator's
-    embedder (`model`: the question's vector by it, model_channel.py; None for none); then the
-    windows and segments around the best, and the Pool.
+    feedback's, the question period's, the nearest in meaning and by the operator's embedder
+    (`model`: the question's vector by it, model_channel.py; None for none); then the windows
+    and segments around the best, and the Pool.
     """
     gathering = _Gathering(reader, user_key, query, ranking, keep)
     gathering.add_word_matches()
@@ -83,9 +83,9 @@ def build(reader: Reader, user_key: int, query: Query, ranking: Ranking, keep: O
     gathering.score_messages()
     gathering.add_feedback()
     gathering.add_period()
-    gathering.add_nearest_in_meaning()
     if model is not None:
-        gathering.add_nearest_by_model(model)
+        gathering.score_by_model(model)
+    gathering.add_nearest_in_meaning()
     return gathering.pool()
 
 
@@ -164,20 +164,24 @@ class _Gathering:
         self.found.update(self.reader.message_views(self.user_key, docs))
 
     def add_nearest_in_meaning(self) -> None:
-        """The `meaning_pool` messages nearest the question in meaning (meaning.py), its speakers aside."""
+        """The `meaning_pool` messages nearest the question in meaning (meaning.py), its speakers aside, and
+        the `model_pool` nearest by the operator's embedder (score_by_model()); with model_meaning, the
+        embedder's alone: the word vectors are not read."""
         # Counted, not read: a speaker's name labels half of a heavy user's messages.
         speakers = {t for _, t in self.reader.doc_freqs(self.user_key, self.query.terms, (fts.SPEAKER,))}
         self.asked = [t for t in self.query.terms if t not in speakers]
-        self.near = _nearness(self.reader, self.user_key, self.asked, self.scorer, self.ranking, self.keep)
-        self.meaning_only = not self.found and bool(self.near.nearest)
-        self.found.update(self.reader.message_views(self.user_key,
-                                                    [d for d in self.near.nearest if d not in self.found]))
+        if not self._model_as_meaning():
+            self.near = _nearness(self.reader, self.user_key, self.asked, self.scorer, self.ranking, self.keep)
+        nearest = self.near.nearest + [d for d in self.model.nearest if d not in self.near.nearest]
+        self.meaning_only = not self.found and bool(nearest)
+        self.found.update(self.reader.message_views(self.user_key, [d for d in nearest if d not in self.found]))
 
-    def add_nearest_by_model(self, question: ModelQuestion) -> None:
-        """The `model_pool` messages nearest the question by the operator's embedder (model_channel.py)."""
+    def score_by_model(self, question: ModelQuestion) -> None:
+        """Every message's nearness to the question by the operator's embedder (model_channel.py)."""
         self.model = model_channel.nearness(self.reader, self.user_key, question, self.ranking.model_pool, self.keep)
-        self.found.update(self.reader.message_views(self.user_key,
-                                                    [d for d in self.model.nearest if d not in self.found]))
+
+    def _model_as_meaning(self) -> bool:
+        return self.ranking.model_meaning and self.model.held is not None and bool(self.model.held.docs)
 
     def pool(self) -> Pool:
         """The Pool: the windows and segments around the best `context_pool` messages and those found by
@@ -201,6 +205,8 @@ class _Gathering:
         # Past the whole vectors only the messages the words found get their cosine read: reading the
         # others' too cost a heavy user more than it gave (docs/meaning.md).
         cosines = near.cosines(messages, reader, matched_keys)
+        if self._model_as_meaning():
+            cosines = self.model.cosines(messages)  # the operator's embedder in the meaning channel's place
         return Pool(messages=messages, views=pool_views, view_bm25=scores, option_view_bm25=self.option_scores,
                     idf={t: self.scorer.idf(MESSAGE, t) for t in self.wanted if self.scorer.df[(MESSAGE, t)]},
                     feedback=_keyed(self.feedback, found), matched=matched, hits=hits,

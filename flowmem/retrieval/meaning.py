@@ -95,7 +95,7 @@ def nearness(reader: Reader, user_key: int, stems: Sequence[str], idf: Mapping[s
     slots = packed.tolist()  # list.index takes a start on Python 3.9, array.index only from 3.10
     length = math.sqrt(sum(c * c for c in vector)) * meaning.TEXT_SCALE
     docs = held.docs
-    best = _passing_best(slots, docs, size, keep)
+    best = passing_best(slots, docs, size, keep)
     nearest = [docs[i] for i in best]
     if not held.old.docs or rescore <= 0:  # without a vector, cosines() reads none past the window either
         return Nearness(held, slots, constant, length, nearest, {})
@@ -105,7 +105,7 @@ def nearness(reader: Reader, user_key: int, stems: Sequence[str], idf: Mapping[s
     return Nearness(held, slots, constant, length, [doc for _, doc in merged], rescored, vector)
 
 
-def _passing_best(slots: List[int], docs: Sequence[int], size: int, keep: Optional[DocFilter]) -> List[int]:
+def passing_best(slots: List[int], docs: Sequence[int], size: int, keep: Optional[DocFilter]) -> List[int]:
     """The positions of the `size` largest of `slots` whose doc `keep` passes, largest (then latest) first."""
     return _best(slots, size) if keep is None else packed_blocks.largest(slots, size, docs, keep.passing(docs))
 

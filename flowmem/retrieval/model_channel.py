@@ -7,18 +7,27 @@ scored at once (packed integer dot products, no Python loop over them); the `mod
 nearest join the candidate pool, and each pool message's cosine is the `model` signal,
 fused with the others by its weight (weight_model, tail_weight_model, model_rrf_k).
 
+The question is embedded without the words that name the user's speakers (without_speakers()),
+as the meaning channel leaves them out: a name is in half a conversation's messages and says
+nothing of what is asked.
+
 Without an embedder, or when the question's vector did not come, the pool has no model
 scores and the fusion is the one without it, byte for byte.
 """
 from __future__ import annotations
 
-import heapq
+import re
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
-from ..storage import model_vectors
+from ..storage import fts, model_vectors
 from ..storage.model_vectors import HeldModelVectors
 from ..storage.reader import Reader
+from ..text.tokenize import tokenize
 from .filters import DocFilter
+from .fusion import competition_ranks
+from .meaning import gate, passing_best
+from .pool import Pool
+from .ranking import Ranking
 
 Key = Tuple[int, int]  # (session_key, position in session)
 
@@ -55,6 +64,22 @@ class ModelNearness(NamedTuple):
 
 
 NOTHING = ModelNearness(None, (), 0, [])
+_WORD = re.compile(r"\w+")
+
+
+def without_speakers(reader: Reader, user_id: str, question: str) -> str:
+    """`question` without its words that are only the names of `user_id`'s speakers (all of it if that is all)."""
+    user_key = reader.user_key(user_id)
+    if user_key is None:
+        return question
+    words = {w: tokenize(w, reader.settings.stem) for w in set(_WORD.findall(question))}
+    speakers = {t for _, t in reader.doc_freqs(user_key, sorted({t for ts in words.values() for t in ts}),
+                                               (fts.SPEAKER,))}
+    if not speakers:
+        return question
+    kept = _WORD.sub(lambda m: "" if words[m.group(0)] and set(words[m.group(0)]) <= speakers else m.group(0),
+                     question)
+    return " ".join(kept.split()) or question
 
 
 def nearness(reader: Reader, user_key: int, question: ModelQuestion, size: int,
@@ -65,8 +90,29 @@ def nearness(reader: Reader, user_key: int, question: ModelQuestion, size: int,
         return ModelNearness(held, (), 0, [])
     slots = model_vectors.scores(held, question.components)
     docs = held.docs
-    passing = None if keep is None else keep.passing(docs)
-    # Nearest first, the later (newer) of equal ones first: a stable key, never storage order.
-    best = heapq.nlargest(size, (i for i in range(len(slots) - 1, -1, -1) if passing is None or docs[i] in passing),
-                          key=slots.__getitem__) if size > 0 else []
+    best = passing_best(slots, docs, size, keep) if size > 0 else []  # the later (newer) of equal ones first
     return ModelNearness(held, slots, model_vectors.constant(question.components), [docs[i] for i in best])
+
+
+def blended(order: Sequence[Key], cosines: Dict[Key, float], weight: float,
+            k: float) -> Tuple[List[Key], Dict[Key, float], Dict[Key, int]]:
+    """(`order` fused with the embedder's ranking of `cosines`: 1 / (k + place) + weight / (k + model rank);
+    the new scores; the model ranks). A message the model ranks and the order lacks comes in; equal scores
+    keep the earlier place in `order`, then the model's rank, then the key."""
+    ranks = competition_ranks(cosines)
+    place = {key: i for i, key in enumerate(order, 1)}
+    keys = list(order) + sorted((key for key in ranks if key not in place), key=lambda key: (ranks[key], key))
+    scores = {key: (1.0 / (k + place[key]) if key in place else 0.0)
+              + (weight / (k + ranks[key]) if key in ranks else 0.0) for key in keys}
+    out = sorted(keys, key=lambda key: (-scores[key], place.get(key, len(keys) + 1), ranks.get(key, 0), key))
+    return out, scores, ranks
+
+
+Blended = Tuple[List[Key], Dict[Key, float], Dict[Key, int]]  # (order, scores, the model's ranks)
+
+
+def blend(pool: Pool, order: Sequence[Key], ranking: Ranking) -> Optional[Blended]:
+    """blended() of the final `order` with the embedder's ranking at model_blend, gated by how well the question's
+    words matched (meaning.gate(), model_closed_at); None when it would change nothing."""
+    weight = ranking.model_blend * gate(pool.word_match, ranking.model_closed_at) if pool.model else 0.0
+    return blended(order, pool.model, weight, ranking.model_rrf_k) if weight > 0 else None

@@ -39,7 +39,7 @@ from ..storage.rows import MessageRow
 from ..storage.store import Store
 from ..text.period import may_name_period
 from ..text.timeexpr import is_date_token
-from . import current_state, fallback, meaning, rerank, signals, state_update, strength
+from . import current_state, fallback, meaning, model_channel, rerank, signals, state_update, strength
 from .bridges import respelt_names
 from .candidates import build
 from .filters import DocFilter, Filters
@@ -181,7 +181,9 @@ def final_order(prepared: Prepared, ranking: Ranking) -> Ordered:
     if prepared.pool.bursts:  # typed chat; in a written conversation nothing would move
         order, scores = thin_turns(ordered.order, ordered.scores, prepared.pool)
         ordered = ordered._replace(order=order, scores=scores)
-    return place_by_meaning(prepared, ordered, ranking)
+    ordered = place_by_meaning(prepared, ordered, ranking)
+    blend = model_channel.blend(prepared.pool, ordered.order, ranking)  # the embedder's own ranking
+    return ordered if blend is None else Ordered(blend[0], blend[1], dict(ordered.audit, **{signals.MODEL: blend[2]}))
 
 
 def rerank_current_state(prepared: Prepared, ordered: Ordered, ranking: Ranking) -> Ordered:

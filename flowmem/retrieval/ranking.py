@@ -87,8 +87,15 @@ class Ranking:
         0.0, "ranking", "weight of nearness by the operator's own embedder (embedder_url, Memory(embed=)) in the head")
     tail_weight_model: float = setting(0.0, "ranking", "weight of nearness by the embedder past the first head_size")
     model_rrf_k: float = setting(60.0, "ranking", "the embedder's signal's own k in weight / (k + rank)")
+    model_blend: float = setting(
+        0.0, "ranking", "weight of the embedder's own ranking fused with the final order (1 for the order's); 0 off")
+    model_meaning: bool = setting(
+        True, "ranking", "the embedder's cosines stand in for the meaning channel's (its gate, places and rerank)")
+    model_closed_at: float = setting(
+        1.0, "ranking", "share of the question's words the best message holds that shuts model_blend (as "
+        "meaning_closed_at: falling in a line from 1 where none is held)")
     model_pool: int = setting(
-        0, "ranking", "messages nearest by the embedder that join the candidates; 0 turns it off")
+        50, "ranking", "messages nearest by the embedder that join the candidates; 0 turns it off")
     adjacency_top: int = setting(3, "ranking", "best messages whose neighbours the adjacency ranking brings up")
     candidate_pool: int = setting(
         500, "ranking", "messages a search considers, at most; past it, those with the best BM25")

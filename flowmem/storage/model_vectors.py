@@ -2,8 +2,8 @@
 
 When the operator configures an embedder (flowmem/embedding.py), each message gets the
 model's vector after its Add commits, in `messages.embedding` (schema migration 7): the
-vector made unit length, times SCALE x sqrt(dims) / 4, rounded and clipped to int8 (a
-component four standard deviations of a random unit vector's reaches 127), stored as
+vector made unit length, times SCALE x sqrt(dims) / 4, rounded and clipped to -63..63 (a
+component four standard deviations of a random unit vector's reaches 63), stored as
 bytes of component + OFFSET. One scale for every vector of a database: their integer dot
 products order them as their cosines do, without a division per message.
 
@@ -11,11 +11,13 @@ products order them as their cosines do, without a division per message.
 held entry is checked against (one key lookup a search). A deletion or a reindex makes the
 Store forget the user's entry (held.py), as for the built-in meaning vectors (vectors.py).
 
-Held in memory as packed columns, as vectors.py does for the built-in channel, but with
-32-bit slots: each slot of a column holds component + OFFSET (0..254), so a query's sum
-over the columns is sum((q + OFFSET) x (v + OFFSET)), at most dims x 254 x 254, within
-32 bits up to 33,000 dimensions; BIAS packs, per vector, what takes it back to the dot
-product plus one constant (q_offset_sum()).
+Held in memory as packed columns, as vectors.py does for the built-in channel: each slot of a
+column holds component + OFFSET (0..126), so a query's sum over the columns is
+sum((q + OFFSET) x (v + OFFSET)), at most dims x 126 x 126; `bias` packs, per vector, BIAS -
+OFFSET x the sum of its stored components, which takes each slot back to the dot product
+plus BIAS + OFFSET x sum(q) (constant()). A slot is 3 bytes up to 528 dimensions (most small
+models: the multiplications' cost follows the ints' length, docs/meaning.md), 4 past them,
+up to 33,000 (slot_bytes()).
 """
 from __future__ import annotations
 
@@ -25,11 +27,11 @@ import sys
 from array import array
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-SCALE = 127
-OFFSET = 127  # stored byte = component + OFFSET, so 0..254
-SLOT = 32
+from . import packed_blocks
+
+SCALE = 63
+OFFSET = 63  # stored byte = component + OFFSET, so 0..126
 BLOCK = 4096
-_UINT = "I" if array("I").itemsize == 4 else "L"
 
 Key = Tuple[int, int]  # (session_key, position in session)
 
@@ -63,17 +65,29 @@ class HeldModelVectors(NamedTuple):
 
     def nbytes(self) -> int:
         """What the entry holds, estimated: its slots and a doc id and key a vector."""
-        return len(self.docs) * ((self.dims + 1) * SLOT // 8 + 200)
+        return len(self.docs) * ((self.dims + 1) * slot_bytes(self.dims) + 200)
 
 
-def _packed(column: bytes) -> int:
-    slots = bytearray(len(column) * 4)
-    slots[0::4] = column
+def slot_bytes(dims: int) -> int:
+    """Bytes of a slot for vectors of `dims` components: 3 while every slot stays below 2**24 (bias()), else 4."""
+    return 3 if bias(dims) + dims * (2 * OFFSET) ** 2 < 1 << 24 else 4
+
+
+def bias(dims: int) -> int:
+    """BIAS: at least OFFSET x the largest sum of a vector's stored components, so no slot goes below 0."""
+    return 1 << (OFFSET * 2 * OFFSET * dims).bit_length()
+
+
+def _packed(column: bytes, width: int) -> int:
+    slots = bytearray(len(column) * width)
+    slots[0::width] = column
     return int.from_bytes(slots, "little")
 
 
-def _unpacked(value: int, count: int) -> "array[int]":
-    out = array(_UINT)
+def _unpacked(value: int, count: int, width: int) -> "array[int]":
+    if width == 3:
+        return packed_blocks.unpack(value, count)
+    out = array(packed_blocks.UINT)
     out.frombytes(value.to_bytes(count * 4, "little"))
     if sys.byteorder == "big":  # pragma: no cover
         out.byteswap()
@@ -85,36 +99,34 @@ def held(written: int, dims: int, rows: Sequence[Tuple[int, int, int, bytes]]) -
     another length than `dims` are left out."""
     rows = [row for row in rows if len(row[3]) == dims]
     blocks = []
-    bias_of_vector = 1 << (SLOT - 1)
+    width, base = slot_bytes(dims), bias(dims)
     for start in range(0, len(rows), BLOCK):
         part = rows[start:start + BLOCK]
         data = b"".join(row[3] for row in part)
-        columns = tuple(_packed(data[i::dims]) for i in range(dims))
-        # Per vector: BIAS - OFFSET x sum(stored): then the slot is q.v + OFFSET x sum(q) + BIAS (scores()).
-        biases = array(_UINT, [bias_of_vector - OFFSET * sum(row[3]) for row in part])
-        if sys.byteorder == "big":  # pragma: no cover
-            biases.byteswap()
-        blocks.append((columns, int.from_bytes(biases.tobytes(), "little"), len(part)))
+        columns = tuple(_packed(data[i::dims], width) for i in range(dims))
+        biases = b"".join((base - OFFSET * sum(row[3])).to_bytes(width, "little") for row in part)
+        blocks.append((columns, int.from_bytes(biases, "little"), len(part)))
     keys = [(row[1], row[2]) for row in rows]
     return HeldModelVectors(written, dims, array("q", [row[0] for row in rows]), keys, tuple(blocks),
                             {key: i for i, key in enumerate(keys)})
 
 
 def scores(entry: HeldModelVectors, query: Sequence[int]) -> List[int]:
-    """The integer dot product of the int8 `query` with every vector held, plus one constant, in the order
-    held: ordering them orders the cosines (one scale for all)."""
-    out = array(_UINT)
-    for columns, bias, size in entry.blocks:
-        total = bias
+    """The integer dot product of `query` (components, as components()) with every vector held, plus
+    constant(), in the order held: ordering them orders the cosines (one scale for all)."""
+    width = slot_bytes(entry.dims)
+    out: List[int] = []
+    for columns, packed_bias, size in entry.blocks:
+        total = packed_bias
         for weight, column in zip(query, columns):
             total += (weight + OFFSET) * column
-        out.extend(_unpacked(total, size))
-    return out.tolist()
+        out += _unpacked(total, size, width).tolist()
+    return out
 
 
 def constant(query: Sequence[int]) -> int:
     """What scores() adds to each dot product with `query`."""
-    return (1 << (SLOT - 1)) + OFFSET * sum(query)
+    return bias(len(query)) + OFFSET * sum(query)
 
 
 def cosine_unit(dims: int) -> float:

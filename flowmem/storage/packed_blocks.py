@@ -30,7 +30,7 @@ SLOT = 24  # bits of a slot
 # every slot stays within 0 and 2**24; and BIAS - OFFSET x sum(v + OFFSET) >= 2**23 - 128 x 255 x 256 > 0.
 BIAS = 1 << 23
 BLOCK = 4096  # vectors of one block's ints
-_UINT = "I" if array("I").itemsize == 4 else "L"
+UINT = "I" if array("I").itemsize == 4 else "L"  # a 4-byte unsigned array (model_vectors.py too)
 
 
 def pack(components: bytes) -> int:
@@ -45,7 +45,7 @@ def unpack(value: int, count: int) -> "array[int]":
     narrow = value.to_bytes(count * 3, "little")
     wide = bytearray(count * 4)
     wide[0::4], wide[1::4], wide[2::4] = narrow[0::3], narrow[1::3], narrow[2::3]
-    out = array(_UINT)
+    out = array(UINT)
     out.frombytes(wide)
     if out.itemsize != 4:  # pragma: no cover - no platform flowmem runs on has no 4-byte array type
         raise RuntimeError("no 4-byte unsigned array type")
