@@ -98,6 +98,7 @@ def search(db: str, bare_db: str, asked: Sequence[str], rounds: int, top_k: int,
            settings: Dict[str, Any]) -> Dict[str, Any]:
     """Phase: flowmem (with `settings`) and the bare baseline, warm, `rounds` timed passes each, alternating."""
     memory = Memory(load(dict(settings, db=db), environ={}))
+    model_ms = embedder_times(memory, asked)
     conn = sqlite3.connect(bare_db, isolation_level=None)
     expressions = [bare_expression(q) for q in asked]
     kept = [i for i, e in enumerate(expressions) if e]  # a question of stopwords alone: no bare query
@@ -116,7 +117,23 @@ def search(db: str, bare_db: str, asked: Sequence[str], rounds: int, top_k: int,
     flowmem, bare = rank_summary(samples["flowmem"]), rank_summary(samples["bare"])
     return {"questions": len(asked), "bare_questions": len(kept), "rounds": rounds, "flowmem": flowmem,
             "bare_fts5": bare, "ratio": {p: flowmem[p + "_ms"] / bare[p + "_ms"] for p in ("p50", "p95", "p99")},
-            **rss_figures()}
+            **({"embedder": rank_summary(model_ms)} if model_ms else {}), **rss_figures()}
+
+
+def embedder_times(memory: Memory, asked: Sequence[str]) -> List[float]:
+    """With an embedder set (--set embedder_url=...): every message's vector in before any search is timed
+    (the database in --workdir gets them: give such runs a workdir of their own), then the embedder's own
+    time for each question's vector, in ms, which every search then pays once more. [] without one."""
+    if memory.embedding is None:
+        return []
+    if not memory.embedding.drain(3600):
+        raise RuntimeError("the embedder failed: %s" % memory.embedding.last_error)
+    times = []
+    for question in asked:
+        t0 = time.perf_counter()
+        memory.embedding.embed([question])
+        times.append((time.perf_counter() - t0) * 1000.0)
+    return times
 
 
 def http_overhead(db: str, asked: Sequence[str], workdir: str) -> Dict[str, Any]:
@@ -187,6 +204,10 @@ def report(sizes: Sequence[Dict[str, Any]]) -> str:
                      "%.1fx" % s["search"]["ratio"]["p50"], "%.1fx" % s["search"]["ratio"]["p95"],
                      "%.1fx" % (f["p95_ms"] / f["p50_ms"])])
     out = ["Search, warm, in-process, top_k 100:", "", markdown(rows), ""]
+    model = ["The embedder's own time for one question's vector, p50: %.1f ms (%s messages), within each search "
+             "above." % (s["search"]["embedder"]["p50_ms"], human(s["messages"])) for s in sizes
+             if "embedder" in s["search"]]
+    out += model + [""] if model else []
     rows = [["messages", "flowmem index s", "messages/s", "bare index s", "peak RSS index MiB",
              "peak RSS search MiB"]]
     for s in sizes:

@@ -38,6 +38,11 @@ class InProcessClient:
         return self.memory.add(body)
 
     def search(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        # With an embedder (--set embedder_url=...), every message has its vector before a question is
+        # asked: what a user who added long ago meets, not what a search a moment after an Add sees.
+        embedding = self.memory.embedding
+        if embedding is not None and not embedding.drain(3600):
+            raise RuntimeError("the embedder failed: %s" % embedding.last_error)
         return self.memory.search(body)
 
     def close(self) -> None:
