@@ -7,8 +7,8 @@ Python, `Memory(path, embed=callable)`: a function from a list of texts to a lis
 
 Nothing the embedder does can lose or stall an Add: an Add commits as it always has, then
 tells the Embedding (notify()), whose one background thread fetches the vectors of that
-user's messages that have none, `embedder_batch` texts a call, and stores them
-(storage/model_vectors.py). An answer that is not one vector per text, all of the
+user's messages that have none, `embedder_batch` texts a call, users taking turns a batch
+each, and stores them (storage/model_vectors.py). An answer that is not one vector per text, all of the
 database's dimension, finite and not zero, is refused whole (nothing written); a failure
 (an error, a timeout, a refusal) leaves the messages waiting and the user queued again, after
 a pause that doubles up to RETRY_MAX_S. stats() and /metrics say how many wait and why.
@@ -23,6 +23,7 @@ that clears the old vectors (set_model()).
 """
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import json
 import logging
@@ -31,7 +32,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .errors import ConfigError
 from .retrieval.model_channel import ModelQuestion
@@ -131,7 +132,9 @@ class Embedding:
                               "--embedder-model %s` clears them and fills them in again"
                               % (store.path, known.get("model"), model, store.path, model))
         self.dims: Optional[int] = None if known is None else int(known["dims"])
-        self._queue: Set[int] = set()
+        # Users waiting their turn, first come first served: a user with a batch left goes to the back, so
+        # one user's 100,000 messages never keep another's first vectors waiting behind them.
+        self._queue: "collections.OrderedDict[int, None]" = collections.OrderedDict()
         self._wake = threading.Condition()
         self._closed = False
         self._retry_at = 0.0
@@ -152,7 +155,7 @@ class Embedding:
         if user_key is None:
             return
         with self._wake:
-            self._queue.add(user_key)
+            self._queue.setdefault(user_key)
             self._wake.notify()
 
     def rescan(self) -> None:
@@ -162,7 +165,8 @@ class Embedding:
         with self.store.reading() as reader:
             users = model_vectors.users_waiting(reader.conn)
         with self._wake:
-            self._queue.update(users)
+            for user_key in users:
+                self._queue.setdefault(user_key)
             self._wake.notify()
 
     def _run(self) -> None:
@@ -172,36 +176,37 @@ class Embedding:
                     self._wake.wait(None if not self._queue else max(0.01, self._retry_at - time.monotonic()))
                 if self._closed:
                     return
-                user_key = min(self._queue)  # users in key order: a deterministic order of work
-                self._queue.discard(user_key)
+                user_key, _ = self._queue.popitem(last=False)
             try:
-                self._fill(user_key)
+                if self._fill_batch(user_key):
+                    with self._wake:
+                        self._queue.setdefault(user_key)  # more of theirs wait: after the others' turn
                 self._pause = RETRY_MIN_S
             except Exception as e:  # noqa: BLE001 - whatever the embedder does, nothing is lost: retried later
                 self.failures += 1
                 self.last_error = str(e)[:500] or type(e).__name__
                 log.warning("embedder failed (retry in %.0f s): %s", self._pause, self.last_error)
                 with self._wake:
-                    self._queue.add(user_key)
+                    self._queue.setdefault(user_key)
                     self._retry_at = time.monotonic() + self._pause
                 self._pause = min(RETRY_MAX_S, self._pause * 2)
 
-    def _fill(self, user_key: int) -> None:
-        """Vectors for every message of the user that has none, a batch at a time."""
-        while not self._closed:
-            with self.store.reading() as reader:
-                rows = model_vectors.waiting(reader.conn, user_key, self.batch)
-            if not rows:
-                self.last_error = None
-                return
-            stored = stored_vectors(self.embed([content for _, content in rows]), len(rows), self.dims)
-            with self.store.writing() as conn:
-                if self.dims is None:
-                    self.dims = len(stored[0])
-                    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                                 (META_KEY, json.dumps({"model": self.model, "dims": self.dims}, sort_keys=True)))
-                self.written += model_vectors.write(conn, user_key, [(rowid, content, vector) for (rowid, content),
-                                                                     vector in zip(rows, stored)])
+    def _fill_batch(self, user_key: int) -> bool:
+        """Vectors for up to `batch` of the user's messages that have none; whether any were asked for."""
+        with self.store.reading() as reader:
+            rows = model_vectors.waiting(reader.conn, user_key, self.batch)
+        if not rows:
+            self.last_error = None
+            return False
+        stored = stored_vectors(self.embed([content for _, content in rows]), len(rows), self.dims)
+        with self.store.writing() as conn:
+            if self.dims is None:
+                self.dims = len(stored[0])
+                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                             (META_KEY, json.dumps({"model": self.model, "dims": self.dims}, sort_keys=True)))
+            self.written += model_vectors.write(conn, user_key, [(rowid, content, vector) for (rowid, content),
+                                                                 vector in zip(rows, stored)])
+        return True
 
     def drain(self, timeout_s: float = 60.0) -> bool:
         """Wait until no message waits (True) or `timeout_s` passes, or the embedder fails (False)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 import unittest
 from typing import Any, Dict, List
 
@@ -160,3 +161,23 @@ class ModelAsMeaningTest(MemoryTestCase):
         top = memory.search_body({"query": "What pet do I have?", "user_id": "u1", "top_k": 3})["data"][0]
         self.assertEqual(top["content"], CONTENTS[0])
         self.assertEqual(top["signals"].get("meaning"), 1)
+
+
+class FairnessTest(MemoryTestCase):
+    def test_one_users_backlog_never_keeps_anothers_vectors_waiting_behind_it(self):
+        started, release, asked = threading.Event(), threading.Event(), []
+
+        def slow_start(texts: List[str]) -> List[List[float]]:
+            started.set()
+            release.wait(10)
+            asked.append(texts[0].split()[0])
+            return embed(texts)
+        memory = Memory(load({"db": self.db_path("f.db"), "synchronous": "NORMAL", "embedder_batch": 2},
+                             environ={}), clock=None, embed=slow_start)
+        self.addCleanup(memory.close)
+        memory.add_body(add_body("a", "s1", ["alice says %d" % i for i in range(10)]))
+        self.assertTrue(started.wait(10))  # alice's first batch is being embedded
+        memory.add_body(add_body("b", "s1", ["bob says hi", "bob says bye"]))
+        release.set()
+        self.assertTrue(memory.embedding.drain(10))
+        self.assertEqual(asked, ["alice", "bob", "alice", "alice", "alice", "alice"])
