@@ -93,6 +93,9 @@ SCHEMAS: Dict[str, Any] = {
                     metadata=dict(_ref("Metadata"), description="what all the item's messages hold alike")),
     "SearchResult": _object(["data", "evidence"], data={"type": "array", "items": _ref("Item")},
                             evidence={"enum": ["strong", "weak", "none"], "description": EVIDENCE},
+                            embedder=dict(_object([], waiting=_INT, error=_STR), description=(
+                                "only with an embedder configured (docs/embedder.md): how many of the user's "
+                                "messages have no vector yet, or why the question's did not come")),
                             ignored_fields=_IGNORED),
     "Health": _object(["status", "version"], status=_STR, version=_STR, sqlite_version=_STR,
                       schema_version=_INT),
