@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 import time
 from typing import Any, Dict
 
@@ -157,6 +159,17 @@ class ModelRecordedTest(EmbedderTestCase):
         self.assertGreater(self.fake.requests, before)
         self.memory = self.open_memory(embedder_model="fake-2")
         self.assertEqual(self.memory.stats()["embedder"]["waiting"], 0)
+        self.assertEqual(embedding.recorded(self.memory.store), {"dims": 32, "model": "fake-2"})
+
+
+    def test_the_reindex_the_refusal_names_runs_as_written(self):
+        self.add()
+        self.assertTrue(self.memory.embedding.drain(10))
+        self.memory.close()
+        done = subprocess.run([sys.executable, "-m", "flowmem", "reindex", "--db", self.db_path(), "--embedder-url",
+                               self.fake.url, "--embedder-model", "fake-2"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.memory = self.open_memory(embedder_model="fake-2")
         self.assertEqual(embedding.recorded(self.memory.store), {"dims": 32, "model": "fake-2"})
 
 

@@ -75,8 +75,9 @@ REINDEX = Command(
     "reindex", "rebuild the index with other settings (safe while a server runs)",
     "Rebuild a database's index from its stored messages, with the index settings given and "
     "the database's own for the rest, in one write transaction; a server on the file waits for "
-    "it and then reads the new index. Progress goes to stderr.",
-    _reindex, short=("db", "window_size", "stem"))
+    "it and then reads the new index. Progress goes to stderr. With an embedder (--embedder-url), every "
+    "message without a vector gets one before it returns; --embedder-model clears another model's vectors.",
+    _reindex, short=("db", "window_size", "stem"), groups=("database", "index", "embedder"))
 
 SETTINGS = Command(
     "settings", "print every setting as a Markdown table (flag, variable, default, what)",

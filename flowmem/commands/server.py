@@ -52,4 +52,4 @@ MCP = Command(
     "Speak the Model Context Protocol on stdin and stdout (JSON-RPC 2.0, one message a line) until "
     "stdin closes: tools add_memory, search_memory, list_memories, delete_memories. Creates the "
     "database if missing; logs go to stderr, never to stdout.",
-    lambda args: run_mcp(loaded(args)), groups=("database", "index", "results", "ranking"))  # it searches too
+    lambda args: run_mcp(loaded(args)), groups=("database", "index", "results", "ranking", "embedder"))  # it searches
