@@ -115,6 +115,7 @@ class _Gathering:
         self.near = meaning.NOTHING
         self.meaning_only = False
         self.model = model_channel.NOTHING
+        self.nearest: List[int] = []  # doc ids found by meaning, the word vectors' then the embedder's
 
     def add_word_matches(self) -> None:
         """The best `candidate_pool` messages holding a question or option word, and the options' BM25;
@@ -172,9 +173,9 @@ class _Gathering:
         self.asked = [t for t in self.query.terms if t not in speakers]
         if not self._model_as_meaning():
             self.near = _nearness(self.reader, self.user_key, self.asked, self.scorer, self.ranking, self.keep)
-        nearest = self.near.nearest + [d for d in self.model.nearest if d not in self.near.nearest]
-        self.meaning_only = not self.found and bool(nearest)
-        self.found.update(self.reader.message_views(self.user_key, [d for d in nearest if d not in self.found]))
+        self.nearest = self.near.nearest + [d for d in self.model.nearest if d not in self.near.nearest]
+        self.meaning_only = not self.found and bool(self.nearest)
+        self.found.update(self.reader.message_views(self.user_key, [d for d in self.nearest if d not in self.found]))
 
     def score_by_model(self, question: ModelQuestion) -> None:
         """Every message's nearness to the question by the operator's embedder (model_channel.py)."""
@@ -191,8 +192,7 @@ class _Gathering:
         best = context.best(found, scores, self.ranking.context_pool)
         nearby = context.around(reader, found, best, view_keep)
         # Windows and segments around the messages found by meaning come with them, as with words.
-        by_model = [d for d in self.model.nearest if d not in near.nearest]
-        nearby.update(context.around(reader, found, sorted(near.nearest + by_model), view_keep))
+        nearby.update(context.around(reader, found, sorted(self.nearest), view_keep))
         scores.update(context.scores(reader, self.scorer.score, self.query.terms, self.tf, found, nearby))
         pool_views = dict(found)
         pool_views.update(nearby)
@@ -204,9 +204,9 @@ class _Gathering:
         word_match, unseen = _word_shares(self.asked, self.scorer, hits)
         # Past the whole vectors only the messages the words found get their cosine read: reading the
         # others' too cost a heavy user more than it gave (docs/meaning.md).
-        cosines = near.cosines(messages, reader, matched_keys)
-        if self._model_as_meaning():
-            cosines = self.model.cosines(messages)  # the operator's embedder in the meaning channel's place
+        model_cosines = self.model.cosines(messages)
+        # The operator's embedder in the meaning channel's place, or the word vectors' cosines.
+        cosines = model_cosines if self._model_as_meaning() else near.cosines(messages, reader, matched_keys)
         return Pool(messages=messages, views=pool_views, view_bm25=scores, option_view_bm25=self.option_scores,
                     idf={t: self.scorer.idf(MESSAGE, t) for t in self.wanted if self.scorer.df[(MESSAGE, t)]},
                     feedback=_keyed(self.feedback, found), matched=matched, hits=hits,
@@ -214,7 +214,7 @@ class _Gathering:
                     typo=_keyed(self.typo, found), meaning=cosines, word_match=word_match,
                     unseen=unseen, meaning_only=self.meaning_only,
                     bursts=any(m.turn is not None for m in messages.values()), asked=tuple(self.asked),
-                    model=self.model.cosines(messages), model_waiting=self._model_waiting())
+                    model=model_cosines, model_waiting=self._model_waiting())
 
     def _model_waiting(self) -> int:
         """How many of the user's messages have no vector of the embedder yet (0 with none asked)."""

@@ -33,7 +33,7 @@ Key = Tuple[int, int]  # (session_key, position in session)
 
 
 class ModelQuestion(NamedTuple):
-    """The question's vector by the operator's embedder: int8 components (model_vectors.components())."""
+    """The question's vector by the operator's embedder, quantised as the messages' are (model_vectors.components())."""
 
     components: Tuple[int, ...]
 
