@@ -21,7 +21,7 @@ import os
 import re
 import sqlite3
 import time
-from typing import Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, Tuple, Union
 
 from . import __version__, db_path, importing, paging, portable
 from .config import Config
@@ -31,6 +31,7 @@ from .listing_params import parse_limit, parse_order
 from .metadata import parse_filter_text
 from .receipt import receipt_ms
 from .retrieval import model_channel
+from .retrieval.model_channel import ModelQuestion
 from .retrieval.pipeline import search
 from .retrieval.ranking import Ranking
 from .sdk import MemoryAPI
@@ -187,11 +188,7 @@ class Memory(MemoryAPI):
         grade}` (grade: "strong", "weak" or "none", retrieval/strength.py); unknown fields are refused with
         `strict`, otherwise named in `ignored_fields` (add_body())."""
         request = parse_search(body, self.config.top_k_cap, strict)
-        question, failed = None, None
-        if self.embedding is not None:  # asked before the search's snapshot: the embedder's time is not in it
-            with self.store.reading() as reader:
-                text = model_channel.without_speakers(reader, request.user_id, request.query)
-            question, failed = self.embedding.question(text)
+        question, failed = self.model_question(request.user_id, request.query)
         with collector_paused(self.config.pause_gc):
             found = search(self.store, request.user_id, request.query, request.top_k, request.options,
                            self._ranking, request.filters, question)
@@ -201,6 +198,16 @@ class Memory(MemoryAPI):
         if request.ignored_fields:
             answer["ignored_fields"] = list(request.ignored_fields)
         return answer
+
+    def model_question(self, user_id: str, query: str) -> Tuple[Optional[ModelQuestion], Optional[str]]:
+        """The embedder's vector of `query` without `user_id`'s speakers' names (model_channel.without_speakers()),
+        and why it did not come; (None, None) without an embedder. Asked before a search's snapshot opens:
+        the embedder's time is not in it."""
+        if self.embedding is None:
+            return None, None
+        with self.store.reading() as reader:
+            text = model_channel.without_speakers(reader, user_id, query)
+        return self.embedding.question(text)
 
     def health(self) -> Dict[str, Any]:
         """Status, versions and schema; never any memory content."""

@@ -163,6 +163,24 @@ class ModelAsMeaningTest(MemoryTestCase):
         self.assertEqual(top["signals"].get("meaning"), 1)
 
 
+class ModelRerankWeightsTest(MemoryTestCase):
+    CONTENTS = ["the greyhound sleeps on the sofa all day", "greyhound again!", "we walked the greyhound in the park"]
+
+    def top(self, embedder: Any, short: float) -> str:
+        flags = {"db": self.db_path("r%s%g.db" % (embedder is not None, short)), "synchronous": "NORMAL",
+                 **self.settings, "rerank_model_weights": "fused=1,short=%g" % short}
+        memory = Memory(load(flags, environ={}), clock=None, embed=embedder)
+        self.addCleanup(memory.close)
+        memory.add_body(add_body("u1", "s1", self.CONTENTS))
+        self.assertTrue(memory.embedding is None or memory.embedding.drain(10))
+        return memory.search_body({"query": "greyhound", "user_id": "u1", "top_k": 3})["data"][0]["content"]
+
+    def test_the_rerank_weighs_by_its_model_weights_only_when_the_embedders_cosines_are_the_meaning(self):
+        self.assertEqual(self.top(by_topic, 8), self.CONTENTS[1])  # the short message promoted
+        self.assertNotEqual(self.top(by_topic, -8), self.CONTENTS[1])
+        self.assertEqual(self.top(None, 8), self.top(None, -8))  # without an embedder the setting is not read
+
+
 class FairnessTest(MemoryTestCase):
     def test_one_users_backlog_never_keeps_anothers_vectors_waiting_behind_it(self):
         started, release, asked = threading.Event(), threading.Event(), []

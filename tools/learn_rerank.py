@@ -2,6 +2,7 @@
 """Learn the rerank's weights (flowmem/retrieval/data/rerank.json) by coordinate ascent, every dataset alike.
 
     python3 -m tools.learn_rerank [--locomo PATH] [--rounds 3] [--write] [--cv] [--only NAME ...]
+                                  [--set NAME=VALUE ...] [--cases FILE]
 
 Each dataset is indexed once in a temporary database and each question prepared once
 (tools/evalkit/tuning.py, as search prepares it); the fused order (pipeline.fused_order)
@@ -23,6 +24,12 @@ best of GRID, for `--rounds` rounds, from the fused order alone (every other wei
 with `--from-shipped`, from the weights shipped now. `--cv` reports leave-one-dataset-out and
 leave-one-life-out figures: the weights learned without a dataset (or a life) rank it.
 `--write` writes the learned weights and the figures to the shipped file.
+
+With an embedder (`--set embedder_url=URL --set embedder_model=NAME`, docs/embedder.md) every
+dataset's messages get their vectors and every question is embedded as search embeds it; the
+meaning features are then the embedder's cosines, and `--write` writes the weights search uses
+when they are (data/rerank-model.json, the setting rerank_model_weights). `--cases FILE` keeps
+the prepared questions, so that a second run (`--cv`, other rounds) skips the preparing.
 """
 from __future__ import annotations
 
@@ -38,9 +45,11 @@ from flowmem.storage.ids import message_id
 from tools import data_paths
 from tools.evalkit import dataset as datasets, natural, tuning
 from tools.evalkit.chatstyle import chat_style
+from tools.evalkit.settings import parse_settings
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHIPPED = os.path.join(REPO, "flowmem", "retrieval", "data", "rerank.json")
+SHIPPED_MODEL = os.path.join(REPO, "flowmem", "retrieval", "data", "rerank-model.json")  # rerank.MODEL_DATA
 GRID = (-4.0, -2.0, -1.0, -0.5, -0.25, -0.1, 0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 FIXED = "fused"
 TOLERANCE = 0.002  # how far below its fused figure a dataset's GUARDED figures may fall in a trial
@@ -70,15 +79,16 @@ def datasets_to_learn(locomo: str, haystack: int) -> Dict[str, Callable[[], data
             "natural": natural_tune, "natural-10k": lambda: natural.with_filler(natural_tune(), haystack)}
 
 
-def cases_of(name: str, data: datasets.Dataset, ranking: Ranking) -> List[Case]:
-    """Every answerable question of `data` as a Case, prepared in a fresh database."""
+def cases_of(name: str, data: datasets.Dataset, ranking: Ranking,
+             settings: Optional[Dict[str, Any]] = None) -> List[Case]:
+    """Every answerable question of `data` as a Case, prepared in a fresh database with `settings`."""
     out = []
-    for q in tuning.index_with(data, {}):
+    for q in tuning.index_with(data, settings or {}):
         if q.prepared is None or not q.gold:
             continue
         prepared = q.prepared
         ordered = pipeline.fused_order(prepared, ranking)
-        if pipeline.reranks(prepared, ranking):
+        if pipeline.reranks(prepared, ranking):  # the features whichever weights: those learned here
             keys = rerank.candidates(ordered.order, prepared.pool, ranking.rerank_depth, ranking.rerank_nearest)
             evidence = rerank.features(prepared.query, prepared.pool, ordered.order, ordered.scores, keys,
                                        prepared.pool.asked)
@@ -202,6 +212,25 @@ def cross_validate(groups: Dict[str, List[Case]], rounds: int,
     return out
 
 
+def prepared_groups(args: argparse.Namespace, ranking: Ranking, settings: Dict[str, Any]) -> Dict[str, List[Case]]:
+    """Every dataset's Cases (--only's), read from --cases when it exists, else prepared (and saved there)."""
+    if args.cases and os.path.exists(args.cases):
+        with open(args.cases, encoding="utf-8") as f:
+            saved = json.load(f)
+        return {name: [Case(*c) for c in cases] for name, cases in saved.items()
+                if not args.only or name in args.only}
+    groups: Dict[str, List[Case]] = {}
+    for name, load in datasets_to_learn(args.locomo, args.haystack).items():
+        if args.only and name not in args.only:
+            continue
+        groups[name] = cases_of(name, load(), ranking, settings)
+        print("%s: %d questions prepared" % (name, len(groups[name])), file=sys.stderr)
+    if args.cases:
+        with open(args.cases, "w", encoding="utf-8") as f:
+            json.dump(groups, f)
+    return groups
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--locomo", default=data_paths.DEFAULT_LOCOMO, help="LoCoMo development file")
@@ -211,16 +240,18 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--cv", nargs="?", const="both", choices=("datasets", "lives", "both"),
                         help="cross-validated figures: leave one dataset out, one life (or LoCoMo conversation) out")
     parser.add_argument("--from-shipped", action="store_true", help="start the ascent from the shipped weights")
-    parser.add_argument("--write", action="store_true", help="write the weights to %s" % SHIPPED)
+    parser.add_argument("--cases", help="a file keeping the prepared questions: read if it exists, else written")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a flowmem setting for the datasets' databases and ranking, e.g. embedder_url=URL")
+    parser.add_argument("--write", action="store_true",
+                        help="write the weights to %s (with an embedder, %s)" % (SHIPPED, SHIPPED_MODEL))
     args = parser.parse_args(argv)
-    ranking = Ranking()
-    groups: Dict[str, List[Case]] = {}
-    for name, load in datasets_to_learn(args.locomo, args.haystack).items():
-        if args.only and name not in args.only:
-            continue
-        groups[name] = cases_of(name, load(), ranking)
-        print("%s: %d questions prepared" % (name, len(groups[name])), file=sys.stderr)
-    start = [rerank.weights()[name] for name in rerank.FEATURES] if args.from_shipped else None
+    settings = parse_settings(args.set)
+    ranking = tuning.ranking_of(settings)
+    by_model = bool(settings.get("embedder_url")) and ranking.model_meaning
+    groups = prepared_groups(args, ranking, settings)
+    shipped = rerank.weights(rerank.MODEL_DATA if by_model else rerank.DATA)
+    start = [shipped[name] for name in rerank.FEATURES] if args.from_shipped else None
     weights = ascend(groups, args.rounds, start, log=True)
     fused = fused_weights()
     figures = {name: {"fused": summary(cases, fused), "learned": summary(cases, weights)}
@@ -230,8 +261,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             name, figure["fused"]["n"], figure["fused"]["mrr"], figure["fused"]["hit@1"], figure["fused"]["hit@10"],
             figure["learned"]["mrr"], figure["learned"]["hit@1"], figure["learned"]["hit@10"]))
     print("weights: " + ", ".join("%s=%g" % kv for kv in zip(rerank.FEATURES, weights)))
-    command = "python3 -m tools.learn_rerank --rounds %d%s --write" % (args.rounds,
-                                                                      " --from-shipped" if args.from_shipped else "")
+    command = "python3 -m tools.learn_rerank --rounds %d%s%s --write" % (
+        args.rounds, " --from-shipped" if args.from_shipped else "", "".join(" --set " + s for s in args.set))
     record: Dict[str, Any] = {"learned_by": command,
               "weights": dict(zip(rerank.FEATURES, weights)), "as_tuned": figures}
     if args.cv:
@@ -241,7 +272,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 name, figure["fused"]["n"], figure["fused"]["mrr"], figure["fused"]["hit@3"],
                 figure["learned"]["mrr"], figure["learned"]["hit@3"]))
     if args.write:
-        with open(SHIPPED, "w", encoding="utf-8") as out:
+        with open(SHIPPED_MODEL if by_model else SHIPPED, "w", encoding="utf-8") as out:
             json.dump(record, out, indent=1, sort_keys=True)
             out.write("\n")
     return 0

@@ -205,8 +205,8 @@ class _Gathering:
         # Past the whole vectors only the messages the words found get their cosine read: reading the
         # others' too cost a heavy user more than it gave (docs/meaning.md).
         model_cosines = self.model.cosines(messages)
-        # The operator's embedder in the meaning channel's place, or the word vectors' cosines.
-        cosines = model_cosines if self._model_as_meaning() else near.cosines(messages, reader, matched_keys)
+        by_model = self._model_as_meaning()  # the operator's embedder in the meaning channel's place
+        cosines = model_cosines if by_model else near.cosines(messages, reader, matched_keys)
         return Pool(messages=messages, views=pool_views, view_bm25=scores, option_view_bm25=self.option_scores,
                     idf={t: self.scorer.idf(MESSAGE, t) for t in self.wanted if self.scorer.df[(MESSAGE, t)]},
                     feedback=_keyed(self.feedback, found), matched=matched, hits=hits,
@@ -214,7 +214,7 @@ class _Gathering:
                     typo=_keyed(self.typo, found), meaning=cosines, word_match=word_match,
                     unseen=unseen, meaning_only=self.meaning_only,
                     bursts=any(m.turn is not None for m in messages.values()), asked=tuple(self.asked),
-                    model=model_cosines, model_waiting=self._model_waiting())
+                    model=model_cosines, model_waiting=self._model_waiting(), meaning_by_model=by_model)
 
     def _model_waiting(self) -> int:
         """How many of the user's messages have no vector of the embedder yet (0 with none asked)."""

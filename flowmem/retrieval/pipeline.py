@@ -242,7 +242,7 @@ def rerank_head(prepared: Prepared, ordered: Ordered, ranking: Ranking) -> Order
     for a question naming a day or period (_dated(): as the meaning gate, the word vectors know no dates)."""
     if not reranks(prepared, ranking):
         return ordered
-    weights = ranking.rerank_vector() or ()  # not None: reranks() says the rerank is on
+    weights = ranking.rerank_vector(prepared.pool.meaning_by_model) or ()  # not None: reranks() says it is on
     pool = prepared.pool
     keys = rerank.candidates(ordered.order, pool, ranking.rerank_depth, ranking.rerank_nearest)
     evidence = rerank.features(prepared.query, pool, ordered.order, ordered.scores, keys, pool.asked)

@@ -65,6 +65,7 @@ class Pool(NamedTuple):
     asked: Tuple[str, ...] = ()  # the question's terms less its speakers' names: what the meaning channel asked
     model: Dict[Key, float] = {}  # message -> cosine of the operator's embedder's vectors (model_channel.py)
     model_waiting: int = 0  # the user's messages with no vector of that embedder yet (when one answered)
+    meaning_by_model: bool = False  # `meaning` holds the embedder's cosines (model_meaning), not the word vectors'
 
     def participants(self, terms: Sequence[str]) -> List[str]:
         """Those of a question's `terms` that are its participants' names: the ones `asked` leaves out."""

@@ -26,6 +26,7 @@ from ..storage.declare import setting
 from . import rerank, strength
 
 _RERANK_WEIGHTS = ",".join("%s=%g" % kv for kv in rerank.weights().items() if kv[1])  # tools/learn_rerank.py
+_RERANK_MODEL_WEIGHTS = ",".join("%s=%g" % kv for kv in rerank.weights(rerank.MODEL_DATA).items() if kv[1])
 _MEANING_PLACES = ",".join(map(str, [2, 5] + list(range(10, 101, 5))))  # docs/meaning.md
 
 
@@ -129,6 +130,9 @@ class Ranking:
     rerank_nearest: int = setting(20, "ranking", "messages nearest in meaning the learned rerank considers too")
     rerank_weights: str = setting(
         _RERANK_WEIGHTS, "ranking", "the learned rerank's weights, feature=weight,... (tools/learn_rerank.py)")
+    rerank_model_weights: str = setting(
+        _RERANK_MODEL_WEIGHTS, "ranking", "the learned rerank's weights when the embedder's cosines stand in for "
+        "the meaning channel's (model_meaning), feature=weight,... (tools/learn_rerank.py --embedder)")
     spread_keep: int = setting(3, "ranking", "first places a list question keeps in fused order before spreading")
     spread_slots: int = setting(
         10, "ranking", "first places of a list question in which no message is within spread_gap of another")
@@ -158,9 +162,12 @@ class Ranking:
         """The head's weight of signal `name` (0 for a signal with no weight_ setting)."""
         return getattr(self, "weight_" + name, 0.0)
 
-    def rerank_vector(self) -> Optional[Tuple[float, ...]]:
-        """`rerank_weights` in rerank.FEATURES order; None when the rerank is off."""
-        return None if self.rerank_depth <= 0 else _weight_vector(self.rerank_weights)
+    def rerank_vector(self, by_model: bool = False) -> Optional[Tuple[float, ...]]:
+        """`rerank_weights` (`by_model`: the meaning cosines are the embedder's, `rerank_model_weights`) in
+        rerank.FEATURES order; None when the rerank is off."""
+        if self.rerank_depth <= 0:
+            return None
+        return _weight_vector(self.rerank_model_weights if by_model else self.rerank_weights)
 
     @property
     def evidence_model(self) -> strength.Model:

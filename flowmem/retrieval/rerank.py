@@ -50,6 +50,7 @@ FEATURES = (
     "short",  # it has at most three words ("nooo", "omg congrats")
 )
 DATA = "data/rerank.json"  # inside the package, read with pkgutil (a .pyz holds it in its zip)
+MODEL_DATA = "data/rerank-model.json"  # the weights when the operator's embedder gives the meaning cosines
 _NUMBER_ASKED = re.compile(r"\bhow (much|many|old|long|far|often|big|tall|heavy|fast)\b|\b(price|cost|salary|pay|"
                            r"earn|rent|budget|number|age|score|weigh)\w*\b", re.I)
 _NAME_ASKED = re.compile(r"\b(who|whom|whose|what is (his|her|their|the) name|what'?s (his|her|their) name|"
@@ -62,9 +63,9 @@ _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}")
 _PLACE = re.compile(r"\b(in|at|to|from|near|moved|move|living|live)\s+(the\s+)?[A-Z][a-z]+")
 
 
-def weights() -> Dict[str, float]:
-    """The shipped weights: {feature: weight}, read once, as ranking.py's default."""
-    raw = json.loads(pkgutil.get_data(__name__.rsplit(".", 1)[0], DATA) or b"{}")
+def weights(data: str = DATA) -> Dict[str, float]:
+    """The shipped weights in `data` (DATA, or MODEL_DATA): {feature: weight}, as ranking.py's default."""
+    raw = json.loads(pkgutil.get_data(__name__.rsplit(".", 1)[0], data) or b"{}")
     return {name: float(raw["weights"].get(name, 0.0)) for name in FEATURES}
 
 

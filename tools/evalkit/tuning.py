@@ -71,15 +71,22 @@ def prepare(data: datasets.Dataset, memory: Memory) -> List[TuningQuestion]:
 
     The Ranking is the one `memory` searches with, read through public settings: its
     Config for the index the database has. Each question gets a read snapshot of its
-    own, as each search does.
+    own, as each search does; with an embedder, every message has its vector first and
+    the question is embedded as search embeds it (Memory.model_question()).
     """
     ranking = make_ranking(memory.config)
+    if memory.embedding is not None and not memory.embedding.drain(3600):
+        raise RuntimeError("the embedder did not give every message a vector: %s" % memory.embedding.last_error)
     out = []
     for conversation in data.conversations:
         turn_map = TurnMap(conversation)
         for q in conversation.questions:
+            model, failed = memory.model_question(conversation.user_id, q.question)
+            if failed is not None:
+                raise RuntimeError("the embedder failed on a question: %s" % failed)
             with memory.store.reading() as reader:
-                prepared = pipeline.prepare(reader, conversation.user_id, q.question, q.options or (), ranking)
+                prepared = pipeline.prepare(reader, conversation.user_id, q.question, q.options or (), ranking,
+                                            model=model)
             out.append(TuningQuestion(q.qid, q.category, q.gold, prepared, turn_map))
     return out
 
