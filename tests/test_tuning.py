@@ -12,6 +12,7 @@ import unittest
 
 from flowmem.config import load
 from flowmem.memory import Memory
+from tests.fake_embedder import vector
 from tests.server import ROOT
 from tools import crossval
 from tools.evalkit import dataset as datasets, tuning
@@ -80,6 +81,20 @@ class TunedOrderIsServedOrderTest(unittest.TestCase):
         changed = self.assert_tuned_is_served(CHANGED)
         defaults = self.tuned({})
         self.assertNotEqual(changed, defaults, "the changed settings must change some order")
+
+
+class TunedOrderWithAnEmbedderIsServedOrderTest(TunedOrderIsServedOrderTest):
+    """The same with the operator's embedder: tune embeds every question as search does (tools/learn_rerank.py
+    learns rerank_model_weights on these)."""
+
+    @classmethod
+    def memory_with(cls, settings):
+        return Memory(load(dict(settings, db=cls.db, synchronous="OFF"), environ={}),
+                      embed=lambda texts: [vector(t) for t in texts])
+
+    def test_the_questions_are_prepared_with_the_embedders_cosines_as_the_meaning(self):
+        pools = [q.prepared.pool for q in self.questions if q.prepared is not None]
+        self.assertTrue(pools and all(p.meaning_by_model for p in pools))
 
 
 class CrossValidationTest(unittest.TestCase):

@@ -204,11 +204,16 @@ def cross_validate(groups: Dict[str, List[Case]], rounds: int,
         weights = ascend({n: c for n, c in groups.items() if n != name}, rounds)
         out["dataset " + name] = {"fused": summary(groups[name], fused), "learned": summary(groups[name], weights)}
     everything = [c for cases in groups.values() for c in cases]
+    held_out: Dict[str, List[float]] = {}  # life -> the weights learned without it
     for life in sorted(set(c.life for c in everything if c.life)) if folds in ("lives", "both") else ():
         train = {n: [c for c in cases if c.life != life] for n, cases in groups.items()}
-        weights = ascend({n: c for n, c in train.items() if c}, rounds)
+        weights = held_out[life] = ascend({n: c for n, c in train.items() if c}, rounds)
         held = [c for c in everything if c.life == life]
         out["life " + life] = {"fused": summary(held, fused), "learned": summary(held, weights)}
+    for name, cases in groups.items():  # each dataset's questions, each ranked by the weights learned without its life
+        if cases and all(c.life in held_out for c in cases):
+            out["lives out " + name] = {"fused": summary(cases, fused), "learned": summary_of(
+                cases, [scores_of(c, held_out[c.life]) for c in cases])}
     return out
 
 
@@ -229,6 +234,10 @@ def prepared_groups(args: argparse.Namespace, ranking: Ranking, settings: Dict[s
         with open(args.cases, "w", encoding="utf-8") as f:
             json.dump(groups, f)
     return groups
+
+
+def _figures(summary: Dict[str, float]) -> str:
+    return "hit@1 %.3f hit@3 %.3f hit@10 %.3f mrr %.3f" % tuple(summary[m] for m in ("hit@1", "hit@3", "hit@10", "mrr"))
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -261,16 +270,16 @@ def main(argv: Optional[List[str]] = None) -> int:
             name, figure["fused"]["n"], figure["fused"]["mrr"], figure["fused"]["hit@1"], figure["fused"]["hit@10"],
             figure["learned"]["mrr"], figure["learned"]["hit@1"], figure["learned"]["hit@10"]))
     print("weights: " + ", ".join("%s=%g" % kv for kv in zip(rerank.FEATURES, weights)))
-    command = "python3 -m tools.learn_rerank --rounds %d%s%s --write" % (
-        args.rounds, " --from-shipped" if args.from_shipped else "", "".join(" --set " + s for s in args.set))
+    command = "python3 -m tools.learn_rerank --rounds %d%s%s%s --write" % (
+        args.rounds, " --from-shipped" if args.from_shipped else "", " --cv " + args.cv if args.cv else "",
+        "".join(" --set " + s for s in args.set))
     record: Dict[str, Any] = {"learned_by": command,
               "weights": dict(zip(rerank.FEATURES, weights)), "as_tuned": figures}
     if args.cv:
         record["cross_validated"] = cross_validate(groups, args.rounds, args.cv)
         for name, figure in record["cross_validated"].items():
-            print("held out %-22s n=%4d  fused mrr %.3f hit@3 %.3f  ->  learned mrr %.3f hit@3 %.3f" % (
-                name, figure["fused"]["n"], figure["fused"]["mrr"], figure["fused"]["hit@3"],
-                figure["learned"]["mrr"], figure["learned"]["hit@3"]))
+            print("held out %-22s n=%4d  fused %s  ->  learned %s" % (
+                name, figure["fused"]["n"], _figures(figure["fused"]), _figures(figure["learned"])))
     if args.write:
         with open(SHIPPED_MODEL if by_model else SHIPPED, "w", encoding="utf-8") as out:
             json.dump(record, out, indent=1, sort_keys=True)

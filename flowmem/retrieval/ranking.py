@@ -132,7 +132,7 @@ class Ranking:
         _RERANK_WEIGHTS, "ranking", "the learned rerank's weights, feature=weight,... (tools/learn_rerank.py)")
     rerank_model_weights: str = setting(
         _RERANK_MODEL_WEIGHTS, "ranking", "the learned rerank's weights when the embedder's cosines stand in for "
-        "the meaning channel's (model_meaning), feature=weight,... (tools/learn_rerank.py --embedder)")
+        "the meaning channel's (model_meaning), feature=weight,... (tools/learn_rerank.py with an embedder)")
     spread_keep: int = setting(3, "ranking", "first places a list question keeps in fused order before spreading")
     spread_slots: int = setting(
         10, "ranking", "first places of a list question in which no message is within spread_gap of another")
