@@ -9,27 +9,20 @@ Authorization headers seen, `inputs` the texts asked for.
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import math
-import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import List, Optional
 
+from tools.benchkit import hashed_vectors
+
 DIMS = 32
 
 
 def vector(text: str, dims: int = DIMS) -> List[float]:
-    """A text's vector: its lowercased words hashed into `dims` buckets, unit length (a bucket-1 one for none)."""
-    out = [0.0] * dims
-    for word in re.findall(r"[a-z0-9]+", text.lower()):
-        out[int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "big") % dims] += 1.0
-    norm = math.sqrt(sum(x * x for x in out))
-    if norm == 0:
-        out[1], norm = 1.0, 1.0
-    return [x / norm for x in out]
+    """A text's vector: its words hashed into `dims` buckets (tools/benchkit/hashed_vectors.py)."""
+    return hashed_vectors.vector(text, dims)
 
 
 class FakeEmbedder:

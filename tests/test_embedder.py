@@ -10,6 +10,7 @@ import random
 import threading
 import unittest
 from typing import Any, Dict, List
+from unittest import mock
 
 from flowmem.config import load
 from flowmem.embedding import EmbedderFailed, stored_vectors
@@ -33,11 +34,31 @@ class PackedScoresTest(unittest.TestCase):
         for dims in (3, 32, 384, 528, 529, 1536, 4096):
             with self.subTest(dims=dims):
                 stored = [model_vectors.quantised([rnd.gauss(0, 1) for _ in range(dims)]) for _ in range(50)]
-                entry = model_vectors.held(1, dims, [(i, 1, i, v) for i, v in enumerate(stored)])
+                entry = model_vectors.held(1, dims, [(i, 1, i, v, i) for i, v in enumerate(stored)])
                 query = model_vectors.components(stored[0])
                 slots = model_vectors.scores(entry, query)
                 expected = [sum(a * b for a, b in zip(query, model_vectors.components(v))) for v in stored]
                 self.assertEqual([s - model_vectors.constant(query) for s in slots], expected)
+
+    def test_an_entry_extended_by_new_vectors_scores_as_one_packed_from_all_of_them(self):
+        rnd = random.Random(8)
+        for dims, block, sizes in ((384, 4, (3, 2, 5, 4, 1, 1, 1)), (529, 4, (4, 1, 1)), (16, 3, (7, 3, 1, 1))):
+            with self.subTest(dims=dims), mock.patch.object(model_vectors, "BLOCK", block), \
+                    mock.patch.object(model_vectors, "MAX_TAIL", 2):
+                stored = [model_vectors.quantised([rnd.gauss(0, 1) for _ in range(dims)]) for _ in range(sum(sizes))]
+                rows = [(i, 1, i, v, 10 + i) for i, v in enumerate(stored)]
+                entry = model_vectors.held(sizes[0], dims, rows[:sizes[0]])
+                done = sizes[0]
+                for size in sizes[1:]:
+                    entry = model_vectors.extended(entry, done + size, rows[done:done + size])
+                    done += size
+                whole = model_vectors.held(done, dims, rows)
+                query = model_vectors.components(stored[-1])
+                self.assertEqual(model_vectors.scores(entry, query), model_vectors.scores(whole, query))
+                self.assertEqual((list(entry.docs), entry.keys, entry.positions, entry.last_rowid, entry.written),
+                                 (list(whole.docs), whole.keys, whole.positions, whole.last_rowid, whole.written))
+                self.assertTrue(all(size <= block for _, _, size in entry.blocks))
+                self.assertLessEqual(len(entry.blocks), len(whole.blocks) + 2)  # the tail packed again past MAX_TAIL
 
     def test_quantised_vectors_are_unit_length_scaled_and_clipped(self):
         stored = model_vectors.quantised([3.0, 4.0] + [0.0] * 14)
@@ -86,6 +107,19 @@ class CallableEmbedderTest(MemoryTestCase):
         first, second = self.filled("a.db"), self.filled("b.db")
         self.assertEqual(json.dumps(self.ask(first)), json.dumps(self.ask(second)))
         self.assertIn("model", self.ask(first)["data"][0]["signals"])
+
+    def test_a_search_after_more_vectors_land_reads_only_those_and_answers_as_a_fresh_read(self):
+        memory = self.filled("a.db", CONTENTS[:2])
+        self.ask(memory)  # the user's vectors held
+        memory.add_body(add_body("u1", "s2", CONTENTS[2:]))
+        self.assertTrue(memory.embedding.drain(10))
+        with mock.patch.object(model_vectors, "held", wraps=model_vectors.held) as read_whole:
+            extended = self.ask(memory)
+        self.assertEqual(read_whole.call_count, 0)
+        fresh = self.filled("b.db", CONTENTS[:2])
+        fresh.add_body(add_body("u1", "s2", CONTENTS[2:]))
+        self.assertTrue(fresh.embedding.drain(10))
+        self.assertEqual(json.dumps(extended), json.dumps(self.ask(fresh)))
 
     def test_after_a_message_is_deleted_every_other_keeps_its_own_vector(self):
         memory = self.filled("a.db")

@@ -25,47 +25,12 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
 from typing import Any, Callable, Dict, List
 
 from tools.benchkit.checkout import use_flowmem
+from tools.benchkit.synthetic_heavy import build, timed, words
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-SESSION_MESSAGES, ADD_MESSAGES, WORDS_PER_MESSAGE, VOCABULARY = 40, 20, 14, 5000
-
-
-def words(rng: random.Random) -> List[str]:
-    """A synthetic vocabulary, Zipf-ish: some words common, most rare."""
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    return ["".join(rng.choice(letters) for _ in range(rng.randint(4, 9))) for _ in range(VOCABULARY)]
-
-
-def text(rng: random.Random, vocabulary: List[str]) -> str:
-    picks = [vocabulary[min(int(rng.paretovariate(1.1)) - 1, VOCABULARY - 1)] if rng.random() < 0.5
-             else rng.choice(vocabulary) for _ in range(WORDS_PER_MESSAGE)]
-    return "Kim: " + " ".join(picks)
-
-
-def build(memory: Any, rng: random.Random, vocabulary: List[str], messages: int, others: int) -> List[str]:
-    """Store the heavy user and the others; the heavy user's messages, for its queries."""
-    contents = []
-    for start in range(0, messages, ADD_MESSAGES):
-        batch = [text(rng, vocabulary) for _ in range(min(ADD_MESSAGES, messages - start))]
-        contents += batch
-        memory.add({"request_id": "h%d" % start, "user_id": "heavy", "session_id": "s%d" % (start // SESSION_MESSAGES),
-                    "messages": [{"role": "user", "content": c, "timestamp": 1683554160000 + start} for c in batch]})
-    for i in range(others):
-        memory.add({"request_id": "o%d" % i, "user_id": "other%d" % i, "session_id": "brief",
-                    "messages": [{"role": "user", "content": text(rng, vocabulary)}]})
-    return contents
-
-
-def timed(memory: Any, query: str) -> float:
-    t0 = time.perf_counter()
-    memory.search({"query": query, "user_id": "heavy", "top_k": 10})
-    return (time.perf_counter() - t0) * 1000
-
 
 def after_each(deleter: Callable[[int], Any], memory: Any, queries: List[str], first: int, count: int) -> List[float]:
     """The heavy user's search right after each of `count` deletions (other users first..first+count-1)."""

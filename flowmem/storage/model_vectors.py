@@ -32,6 +32,7 @@ from . import packed_blocks
 SCALE = 63
 OFFSET = 63  # stored byte = component + OFFSET, so 0..126
 BLOCK = 4096
+MAX_TAIL = 8  # blocks not full an extended entry ends with before they are packed again (extended())
 
 Key = Tuple[int, int]  # (session_key, position in session)
 
@@ -62,6 +63,7 @@ class HeldModelVectors(NamedTuple):
     keys: Sequence[Key]  # their messages,
     blocks: Tuple[Tuple[Tuple[int, ...], int, int], ...]  # (columns, bias, size) per block of BLOCK vectors
     positions: Dict[Key, int]  # where each message is in the order held
+    last_rowid: int = 0  # the largest messages.rowid held: what extended() reads past
 
     def nbytes(self) -> int:
         """What the entry holds, estimated: its slots and a doc id and key a vector."""
@@ -94,21 +96,58 @@ def _unpacked(value: int, count: int, width: int) -> "array[int]":
     return out
 
 
-def held(written: int, dims: int, rows: Sequence[Tuple[int, int, int, bytes]]) -> HeldModelVectors:
-    """The entry of `rows` ((doc id, session_key, position, stored vector), doc ids ascending); rows of
-    another length than `dims` are left out."""
+Row = Tuple[int, int, int, bytes, int]  # (doc id of its message view, session_key, position, stored vector, rowid)
+
+
+def held(written: int, dims: int, rows: Sequence[Row]) -> HeldModelVectors:
+    """The entry of `rows` (doc ids ascending); rows of another length than `dims` are left out."""
     rows = [row for row in rows if len(row[3]) == dims]
-    blocks = []
-    width, base = slot_bytes(dims), bias(dims)
-    for start in range(0, len(rows), BLOCK):
-        part = rows[start:start + BLOCK]
-        data = b"".join(row[3] for row in part)
-        columns = tuple(_packed(data[i::dims], width) for i in range(dims))
-        biases = b"".join((base - OFFSET * sum(row[3])).to_bytes(width, "little") for row in part)
-        blocks.append((columns, int.from_bytes(biases, "little"), len(part)))
     keys = [(row[1], row[2]) for row in rows]
-    return HeldModelVectors(written, dims, array("q", [row[0] for row in rows]), keys, tuple(blocks),
-                            {key: i for i, key in enumerate(keys)})
+    return HeldModelVectors(written, dims, array("q", [row[0] for row in rows]), keys,
+                            _blocks([row[3] for row in rows], dims), {key: i for i, key in enumerate(keys)},
+                            max((row[4] for row in rows), default=0))
+
+
+def extended(entry: HeldModelVectors, written: int, rows: Sequence[Row]) -> HeldModelVectors:
+    """`entry` with `rows` after it (their doc ids above those held), as of `written`: packed in blocks of
+    their own after those held, until more than MAX_TAIL blocks that are not full end the entry; those
+    are then packed again as full ones (a search after each Add packs only what it added)."""
+    rows = [row for row in rows if len(row[3]) == entry.dims]
+    blocks = entry.blocks + _blocks([row[3] for row in rows], entry.dims)
+    first = next((i for i, block in enumerate(blocks) if block[2] < BLOCK), len(blocks))
+    if len(blocks) - first > MAX_TAIL:
+        blocks = blocks[:first] + _blocks([v for block in blocks[first:] for v in _stored(block, entry.dims)],
+                                          entry.dims)
+    keys = list(entry.keys) + [(row[1], row[2]) for row in rows]
+    positions = dict(entry.positions)
+    positions.update((key, i) for i, key in enumerate(keys[len(entry.keys):], len(entry.keys)))
+    docs = array("q", entry.docs)
+    docs.extend(row[0] for row in rows)
+    return HeldModelVectors(written, entry.dims, docs, keys, blocks, positions,
+                            max([entry.last_rowid] + [row[4] for row in rows]))
+
+
+def _blocks(vectors: Sequence[bytes], dims: int) -> Tuple[Tuple[Tuple[int, ...], int, int], ...]:
+    """`vectors` (stored bytes) packed in blocks of BLOCK: (columns, bias, size) each."""
+    out = []
+    width, base = slot_bytes(dims), bias(dims)
+    for start in range(0, len(vectors), BLOCK):
+        part = vectors[start:start + BLOCK]
+        data = b"".join(part)
+        columns = tuple(_packed(data[i::dims], width) for i in range(dims))
+        biases = b"".join((base - OFFSET * sum(v)).to_bytes(width, "little") for v in part)
+        out.append((columns, int.from_bytes(biases, "little"), len(part)))
+    return tuple(out)
+
+
+def _stored(block: Tuple[Tuple[int, ...], int, int], dims: int) -> List[bytes]:
+    """The stored bytes of each vector of a packed block, as they were given to _blocks()."""
+    columns, _, size = block
+    width = slot_bytes(dims)
+    data = bytearray(size * dims)
+    for i, column in enumerate(columns):
+        data[i::dims] = column.to_bytes(size * width, "little")[0::width]
+    return [bytes(data[j * dims:(j + 1) * dims]) for j in range(size)]
 
 
 def scores(entry: HeldModelVectors, query: Sequence[int]) -> List[int]:
@@ -142,14 +181,16 @@ def mark(conn: sqlite3.Connection, user_key: int) -> int:
     return row[0] if row else 0
 
 
-def rows(conn: sqlite3.Connection, user_key: int) -> List[Tuple[int, int, int, bytes]]:
-    """(doc id of its message view, session_key, position, stored vector) of each of the user's messages
-    that has a vector, doc ids ascending."""
+def rows(conn: sqlite3.Connection, user_key: int, after: int = 0) -> List[Row]:
+    """Each of the user's messages that has a vector (and a rowid above `after`) as a Row, doc ids ascending.
+
+    Read through the user's own sessions (the `+` keeps SQLite from reading every user's newer
+    messages by rowid instead): its cost is the user's, whatever the others added."""
     return conn.execute(
-        "SELECT v.doc_id, m.session_key, m.seq, m.embedding FROM sessions s JOIN messages m"
+        "SELECT v.doc_id, m.session_key, m.seq, m.embedding, m.rowid FROM sessions s JOIN messages m"
         " ON m.session_key = s.session_key JOIN views v ON v.session_key = m.session_key AND v.first_seq = m.seq"
-        " AND v.kind = 'message' WHERE s.user_key = ? AND m.embedding IS NOT NULL ORDER BY v.doc_id",
-        (user_key,)).fetchall()
+        " AND v.kind = 'message' WHERE s.user_key = ? AND m.embedding IS NOT NULL AND +m.rowid > ?"
+        " ORDER BY v.doc_id", (user_key, after)).fetchall()
 
 
 def waiting(conn: sqlite3.Connection, user_key: int, limit: int) -> List[Tuple[int, str]]:

@@ -148,7 +148,14 @@ class Reader:
     def held_model_vectors(self, user_key: int, dims: int) -> HeldModelVectors:
         """The user's own embedder's vectors of `dims` components, as this snapshot has them (model_vectors.py)."""
         written = model_vectors.mark(self.conn, user_key)
-        load = lambda old: model_vectors.held(written, dims, model_vectors.rows(self.conn, user_key))  # noqa: E731
+
+        def load(old: Optional[HeldModelVectors]) -> HeldModelVectors:
+            if old is not None and old.dims == dims and old.docs and old.written < written:
+                # Extended by what came since, when every vector written since is past those held.
+                new = model_vectors.rows(self.conn, user_key, old.last_rowid)
+                if old.written + len(new) == written and new[0][0] > old.docs[-1]:
+                    return model_vectors.extended(old, written, new)
+            return model_vectors.held(written, dims, model_vectors.rows(self.conn, user_key))
         if self.model_cache is None:
             return load(None)
         entry = self.model_cache.get(user_key, written, load, self._generation, self._deletions)
