@@ -28,9 +28,8 @@ import tempfile
 from typing import Any, Callable, Dict, List
 
 from tools.benchkit.checkout import use_flowmem
-from tools.benchkit.synthetic_heavy import build, timed, words
+from tools.benchkit.synthetic_heavy import add_arguments, build, queries, timed, words
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def after_each(deleter: Callable[[int], Any], memory: Any, queries: List[str], first: int, count: int) -> List[float]:
     """The heavy user's search right after each of `count` deletions (other users first..first+count-1)."""
@@ -43,10 +42,8 @@ def after_each(deleter: Callable[[int], Any], memory: Any, queries: List[str], f
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--messages", type=int, default=20000, help="the heavy user's messages")
+    add_arguments(parser, 20000)
     parser.add_argument("--deletes", type=int, default=40, help="deletions timed, by each of the two deleters")
-    parser.add_argument("--flowmem", default=REPO_ROOT, help="the flowmem checkout to import (default: this one)")
-    parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     use_flowmem(args.flowmem)  # before anything imports flowmem
     from flowmem.config import load
@@ -59,12 +56,12 @@ def main() -> int:
         config = load({"db": os.path.join(workdir, "bench.db"), "synchronous": "NORMAL"}, environ={})
         memory, beside = Memory(config), Memory(config)
         contents = build(memory, rng, vocabulary, args.messages, 2 * args.deletes)
-        queries = [" ".join(rng.sample(c.split()[1:], 3)) for c in rng.sample(contents, min(200, len(contents)))]
-        for q in queries:
+        searches = queries(rng, contents, 200)
+        for q in searches:
             timed(memory, q)  # warm: every session the queries reach is in memory, and the postings
-        warm = [timed(memory, q) for q in queries]
-        same = after_each(lambda i: memory.delete_session("other%d" % i, "brief"), memory, queries, 0, args.deletes)
-        other = after_each(lambda i: beside.delete_session("other%d" % i, "brief"), memory, queries,
+        warm = [timed(memory, q) for q in searches]
+        same = after_each(lambda i: memory.delete_session("other%d" % i, "brief"), memory, searches, 0, args.deletes)
+        other = after_each(lambda i: beside.delete_session("other%d" % i, "brief"), memory, searches,
                            args.deletes, args.deletes)
         memory.close()
         beside.close()

@@ -26,12 +26,11 @@ from typing import Any, Dict, List
 
 from tools.benchkit import hashed_vectors
 from tools.benchkit.checkout import use_flowmem
-from tools.benchkit.synthetic_heavy import ADD_MESSAGES, build, text, timed, words
-
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tools.benchkit.synthetic_heavy import ADD_MESSAGES, add_arguments, build, queries, text, timed, words
 
 
-def rounds(memory: Any, rng: random.Random, vocabulary: List[str], queries: List[str], count: int) -> Dict[str, list]:
+def rounds(memory: Any, rng: random.Random, vocabulary: List[str], searches: List[str],
+           count: int) -> Dict[str, list]:
     """Per round: an Add of ADD_MESSAGES, its vectors awaited, the first search after it and a second."""
     first, second = [], []
     for i in range(count):
@@ -39,18 +38,16 @@ def rounds(memory: Any, rng: random.Random, vocabulary: List[str], queries: List
                     "messages": [{"role": "user", "content": text(rng, vocabulary)} for _ in range(ADD_MESSAGES)]})
         if not memory.embedding.drain(600):
             raise SystemExit("bench_embedder_refresh: the stand-in embedder did not finish")
-        first.append(timed(memory, queries[i % len(queries)]))
-        second.append(timed(memory, queries[i % len(queries)]))
+        first.append(timed(memory, searches[i % len(searches)]))
+        second.append(timed(memory, searches[i % len(searches)]))
     return {"first": first, "second": second}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--messages", type=int, default=10000, help="the heavy user's messages")
+    add_arguments(parser, 10000)
     parser.add_argument("--adds", type=int, default=10, help="rounds: an Add, its vectors, two searches")
     parser.add_argument("--dims", type=int, default=384, help="the stand-in embedder's dimensions")
-    parser.add_argument("--flowmem", default=REPO_ROOT, help="the flowmem checkout to import (default: this one)")
-    parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     use_flowmem(args.flowmem)  # before anything imports flowmem
     from flowmem.config import load
@@ -65,10 +62,10 @@ def main() -> int:
         contents = build(memory, rng, vocabulary, args.messages, 0)
         if memory.embedding is None or not memory.embedding.drain(3600):
             raise SystemExit("bench_embedder_refresh: the stand-in embedder did not finish")
-        queries = [" ".join(rng.sample(c.split()[1:], 3)) for c in rng.sample(contents, min(50, len(contents)))]
-        for q in queries:
+        searches = queries(rng, contents, 50)
+        for q in searches:
             timed(memory, q)  # warm: the user's vectors, postings and sessions held
-        times = rounds(memory, rng, vocabulary, queries, args.adds)
+        times = rounds(memory, rng, vocabulary, searches, args.adds)
         memory.close()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -7,9 +7,13 @@ build their users so.
 """
 from __future__ import annotations
 
+import argparse
+import os
 import random
 import time
 from typing import Any, List
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SESSION_MESSAGES, ADD_MESSAGES, WORDS_PER_MESSAGE, VOCABULARY = 40, 20, 14, 5000
 
@@ -44,3 +48,15 @@ def timed(memory: Any, query: str) -> float:
     t0 = time.perf_counter()
     memory.search({"query": query, "user_id": "heavy", "top_k": 10})
     return (time.perf_counter() - t0) * 1000
+
+
+def queries(rng: random.Random, contents: List[str], count: int) -> List[str]:
+    """`count` searches of three words each, drawn from the user's own messages."""
+    return [" ".join(rng.sample(c.split()[1:], 3)) for c in rng.sample(contents, min(count, len(contents)))]
+
+
+def add_arguments(parser: argparse.ArgumentParser, messages: int) -> None:
+    """The options every bench of this user takes: --messages, --flowmem (a checkout to import), --seed."""
+    parser.add_argument("--messages", type=int, default=messages, help="the heavy user's messages")
+    parser.add_argument("--flowmem", default=REPO_ROOT, help="the flowmem checkout to import (default: this one)")
+    parser.add_argument("--seed", type=int, default=7)
