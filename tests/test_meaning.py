@@ -1,6 +1,7 @@
 """The meaning channel: word vectors shipped as data, message vectors stored, nearest-in-meaning search."""
 import hashlib
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -93,6 +94,16 @@ class VectorArithmeticTest(unittest.TestCase):
                 "print(meaning._table is None)")
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
         self.assertEqual(result.stdout.strip(), "True")
+
+
+class NearestSlotsTest(unittest.TestCase):
+    def test_the_nearest_are_the_largest_slots_the_later_of_equal_ones_first_as_a_full_sort_has_them(self):
+        rng = random.Random(5)
+        for _ in range(500):
+            slots = [rng.randint(0, rng.choice((2, 40, 10 ** 6))) for _ in range(rng.randint(0, 200))]
+            size = rng.randint(0, 50)
+            reference = sorted(range(len(slots)), key=lambda i: (-slots[i], -i))[:size]
+            self.assertEqual(meaning_channel.passing_best(slots, list(range(len(slots))), size, None), reference)
 
 
 class PlacesTest(unittest.TestCase):

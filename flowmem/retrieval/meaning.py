@@ -19,6 +19,7 @@ it all.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from typing import Container, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
@@ -130,21 +131,14 @@ def _exact_slots(rows: Sequence[Tuple[int, int, int, Optional[bytes]]], vector: 
 
 def _best(slots: List[int], size: int) -> List[int]:
     """The positions of the `size` largest slots, largest first, the later of equal ones first
-    (the newer message), found by C loops (nlargest, index) rather than a key per slot."""
-    out: List[int] = []
-    for value in sorted(set(heapq.nlargest(size, slots)), reverse=True):
-        at, equal = 0, []
-        while True:
-            try:
-                at = slots.index(value, at)
-            except ValueError:
-                break
-            equal.append(at)
-            at += 1
-        out += equal[::-1]
-        if len(out) >= size:
-            break
-    return out[:size]
+    (the newer message): the size-th largest found by nlargest, the positions at or above it by C
+    loops (compress, map), and only those sorted (a walk per distinct value cost 2-7 ms at 10,000)."""
+    if size <= 0 or not slots:
+        return []
+    floor = heapq.nlargest(size, slots)[-1]
+    at = list(itertools.compress(range(len(slots)), map(floor.__le__, slots)))
+    at.sort(key=lambda i: (-slots[i], -i))
+    return at[:size]
 
 
 def gate(word_match: float, closed_at: float) -> float:
