@@ -20,15 +20,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
-import shutil
 import statistics
 import sys
-import tempfile
 from typing import Any, Callable, Dict, List
 
-from tools.benchkit.checkout import use_flowmem
-from tools.benchkit.synthetic_heavy import add_arguments, build, queries, timed, words
+from tools.benchkit.synthetic_heavy import add_arguments, bench_database, build, queries, timed
 
 
 def after_each(deleter: Callable[[int], Any], memory: Any, queries: List[str], first: int, count: int) -> List[float]:
@@ -45,15 +41,9 @@ def main() -> int:
     add_arguments(parser, 20000)
     parser.add_argument("--deletes", type=int, default=40, help="deletions timed, by each of the two deleters")
     args = parser.parse_args()
-    use_flowmem(args.flowmem)  # before anything imports flowmem
-    from flowmem.config import load
-    from flowmem.memory import Memory
+    with bench_database(args, "flowmem-bench-delete-") as (config, rng, vocabulary):
+        from flowmem.memory import Memory
 
-    workdir = tempfile.mkdtemp(prefix="flowmem-bench-delete-")
-    try:
-        rng = random.Random(args.seed)
-        vocabulary = words(rng)
-        config = load({"db": os.path.join(workdir, "bench.db"), "synchronous": "NORMAL"}, environ={})
         memory, beside = Memory(config), Memory(config)
         contents = build(memory, rng, vocabulary, args.messages, 2 * args.deletes)
         searches = queries(rng, contents, 200)
@@ -65,8 +55,6 @@ def main() -> int:
                            args.deletes, args.deletes)
         memory.close()
         beside.close()
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
     p50 = {name: statistics.median(times) for name, times in
            (("warm", warm), ("after_delete_same_store", same), ("after_delete_other_store", other))}
     figures: Dict[str, Any] = {"flowmem": os.path.abspath(args.flowmem), "messages": args.messages,

@@ -18,15 +18,12 @@ import argparse
 import json
 import os
 import random
-import shutil
 import statistics
 import sys
-import tempfile
 from typing import Any, Dict, List
 
 from tools.benchkit import hashed_vectors
-from tools.benchkit.checkout import use_flowmem
-from tools.benchkit.synthetic_heavy import ADD_MESSAGES, add_arguments, build, queries, text, timed, words
+from tools.benchkit.synthetic_heavy import ADD_MESSAGES, add_arguments, bench_database, build, queries, text, timed
 
 
 def rounds(memory: Any, rng: random.Random, vocabulary: List[str], searches: List[str],
@@ -49,15 +46,9 @@ def main() -> int:
     parser.add_argument("--adds", type=int, default=10, help="rounds: an Add, its vectors, two searches")
     parser.add_argument("--dims", type=int, default=384, help="the stand-in embedder's dimensions")
     args = parser.parse_args()
-    use_flowmem(args.flowmem)  # before anything imports flowmem
-    from flowmem.config import load
-    from flowmem.memory import Memory
+    with bench_database(args, "flowmem-bench-refresh-") as (config, rng, vocabulary):
+        from flowmem.memory import Memory
 
-    workdir = tempfile.mkdtemp(prefix="flowmem-bench-refresh-")
-    try:
-        rng = random.Random(args.seed)
-        vocabulary = words(rng)
-        config = load({"db": os.path.join(workdir, "bench.db"), "synchronous": "NORMAL"}, environ={})
         memory = Memory(config, embed=lambda texts: [hashed_vectors.vector(t, args.dims) for t in texts])
         contents = build(memory, rng, vocabulary, args.messages, 0)
         if memory.embedding is None or not memory.embedding.drain(3600):
@@ -67,8 +58,6 @@ def main() -> int:
             timed(memory, q)  # warm: the user's vectors, postings and sessions held
         times = rounds(memory, rng, vocabulary, searches, args.adds)
         memory.close()
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
     p50 = {name: statistics.median(values) for name, values in times.items()}
     figures: Dict[str, Any] = {"flowmem": os.path.abspath(args.flowmem), "messages": args.messages,
                                "adds": args.adds, "dims": args.dims,

@@ -2,16 +2,21 @@
 
 A Zipf-ish vocabulary of pseudo-words (words()), messages of WORDS_PER_MESSAGE of them
 (text()), Adds of ADD_MESSAGES in sessions of SESSION_MESSAGES (build()), and a search of
-that user timed (timed()). tools/bench_delete_caches.py and tools/bench_embedder_refresh.py
-build their users so.
+that user timed (timed()), in a database of its own (bench_database()).
+tools/bench_delete_caches.py and tools/bench_embedder_refresh.py build their users so.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
+import shutil
+import tempfile
 import time
-from typing import Any, List
+from typing import Any, Iterator, List, Tuple
+
+from .checkout import use_flowmem
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -60,3 +65,19 @@ def add_arguments(parser: argparse.ArgumentParser, messages: int) -> None:
     parser.add_argument("--messages", type=int, default=messages, help="the heavy user's messages")
     parser.add_argument("--flowmem", default=REPO_ROOT, help="the flowmem checkout to import (default: this one)")
     parser.add_argument("--seed", type=int, default=7)
+
+
+@contextlib.contextmanager
+def bench_database(args: argparse.Namespace, prefix: str) -> Iterator[Tuple[Any, random.Random, List[str]]]:
+    """flowmem imported from `args.flowmem` (add_arguments()), then (a Config of a new database in a
+    temporary directory, removed after; a Random seeded with `args.seed`; words() drawn with it)."""
+    use_flowmem(args.flowmem)  # before anything imports flowmem
+    from flowmem.config import load
+
+    workdir = tempfile.mkdtemp(prefix=prefix)
+    try:
+        rng = random.Random(args.seed)
+        vocabulary = words(rng)
+        yield load({"db": os.path.join(workdir, "bench.db"), "synchronous": "NORMAL"}, environ={}), rng, vocabulary
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
